@@ -11,6 +11,8 @@
 //! - [`settings`]: the config keys, the AWS environment variables, and their checks;
 //! - `location`: `s3://<bucket>/<key>` URLs;
 //! - `wire`: one signed request, and S3's error answers as store errors;
+//! - `retry`: when a request is sent again (a server briefly overloaded or failing, a connection cut
+//!   before the answer), how often and after what pause;
 //! - `stall`: a body that stops moving, told as the object it was and what to do;
 //! - `client`: the bucket's settings, signer and requests, which the modules below build on;
 //! - `check`: the connection check `config check` runs (the bucket listed, a write proven without an
@@ -27,6 +29,7 @@ mod client;
 mod grants;
 mod location;
 mod open_uploads;
+mod retry;
 pub mod settings;
 mod stall;
 mod store;

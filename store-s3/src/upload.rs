@@ -38,7 +38,7 @@ pub fn put_file(
         .map_err(|e| StoreError::io(format!("reading {}", file_path.display()), &e))?
         .len();
     if len <= PART_SIZE {
-        return store.put_body(key, Outgoing::Stream(&mut file, len), content_type, false);
+        return store.put_body(key, Outgoing::File(&mut file, len), content_type, false);
     }
     // Refusing early saves uploading a large file only to have its completion refused.
     if store.metadata_of(key)?.is_some() {

@@ -1,6 +1,7 @@
 //! Sending one signed S3 request with a blocking HTTP client, and turning S3's answers into store errors.
 
-use std::io::Read;
+use std::fs::File;
+use std::io::{Seek, SeekFrom};
 use std::time::Duration;
 
 use ureq::http::{Method, Request, Response};
@@ -8,6 +9,7 @@ use ureq::{Agent, AsSendBody, Body, SendBody};
 
 use agent_env_store::error::{StoreError, StoreResult};
 
+use crate::retry::{after_attempts, attempts_of, verdict, with_retries, Attempts, Tried};
 use crate::settings::{EndpointFrom, CLASS};
 use crate::stall::{Incoming, Transfer};
 
@@ -25,8 +27,9 @@ pub const CHECK_LIMIT: Duration = Duration::from_secs(10);
 pub enum Outgoing<'a> {
     /// These bytes.
     Bytes(&'a [u8]),
-    /// `len` bytes read from a stream (sent with that Content-Length, never chunked).
-    Stream(&'a mut dyn Read, u64),
+    /// `len` bytes read from a file from where it stands (sent with that Content-Length, never
+    /// chunked); a retry rewinds it there and sends them again.
+    File(&'a mut File, u64),
 }
 
 /// One HTTP client for one endpoint, its connections kept alive between calls.
@@ -107,13 +110,21 @@ impl Wire {
     /// was signed with; any HTTP status comes back as a response, only a failure to talk to the server
     /// is an error. A POST or PUT goes through [`Wire::send_body`], even with nothing to send: given no
     /// body, ureq sends them an empty chunked one, and S3 refuses `Transfer-Encoding: chunked` (501).
+    /// An answer saying the server is briefly unable to take it, or a connection refused or cut
+    /// before the answer, is sent again as [`crate::retry`] says.
     pub fn send(
         &self,
         method: Method,
         url: &str,
         headers: &[(&str, &str)],
     ) -> StoreResult<Response<Body>> {
-        self.call(request(method, url, headers).body(()), None)
+        self.call(
+            || {
+                self.agent
+                    .run(request(method.clone(), url, headers).body(())?)
+            },
+            None,
+        )
     }
 
     /// Sends one request with `body`, as [`Wire::send`] does; `target` names what the body is (an
@@ -126,27 +137,42 @@ impl Wire {
         body: Outgoing<'_>,
         target: &str,
     ) -> StoreResult<Response<Body>> {
-        let builder = request(method, url, headers);
+        let builder = || request(method.clone(), url, headers);
         match body {
             Outgoing::Bytes(bytes) => self.call(
-                builder
-                    .header("Content-Length", bytes.len().to_string())
-                    .body(bytes),
+                || {
+                    let sent = builder()
+                        .header("Content-Length", bytes.len().to_string())
+                        .body(bytes)?;
+                    self.agent.run(sent)
+                },
                 Some(target),
             ),
-            Outgoing::Stream(reader, len) => self.call(
-                builder
-                    .header("Content-Length", len.to_string())
-                    .body(SendBody::from_reader(reader)),
-                Some(target),
-            ),
+            Outgoing::File(file, len) => {
+                let start = file
+                    .stream_position()
+                    .map_err(|e| StoreError::io(format!("reading the file for {target}"), &e))?;
+                let mut first = true;
+                self.call(
+                    || {
+                        if !std::mem::take(&mut first) {
+                            file.seek(SeekFrom::Start(start))?;
+                        }
+                        let sent = builder()
+                            .header("Content-Length", len.to_string())
+                            .body(SendBody::from_reader(&mut *file))?;
+                        self.agent.run(sent)
+                    },
+                    Some(target),
+                )
+            }
         }
     }
 
     /// Sends one request of the connection check, with `body` when it is a POST or PUT: the request,
     /// its answer and the answer's body must all be done within [`CHECK_LIMIT`] (or `timeout_seconds`,
     /// when shorter). A server that does not answer in time is told as not answering `what` (`a
-    /// listing of the bucket 'team'`) within that limit.
+    /// listing of the bucket 'team'`) within that limit. It is sent again as [`Wire::send`] is.
     pub fn send_checking(
         &self,
         method: Method,
@@ -155,20 +181,26 @@ impl Wire {
         what: &str,
     ) -> StoreResult<Response<Body>> {
         let limit = self.timeout.min(CHECK_LIMIT);
-        let builder = request(method, url, &[]);
-        let result = match body {
-            Some(bytes) => builder
-                .header("Content-Length", bytes.len().to_string())
-                .body(bytes)
-                .map(|r| self.limited(r, limit)),
-            None => builder.body(()).map(|r| self.limited(r, limit)),
-        };
-        result
-            .map_err(|e| self.unreachable(&e))?
-            .map_err(|e| match e {
-                ureq::Error::Timeout(_) => self.check_unanswered(what, limit),
-                other => self.unreachable(&other),
-            })
+        let tried = with_retries(
+            || {
+                let builder = request(method.clone(), url, &[]);
+                match body {
+                    Some(bytes) => self.limited(
+                        builder
+                            .header("Content-Length", bytes.len().to_string())
+                            .body(bytes)?,
+                        limit,
+                    ),
+                    None => self.limited(builder.body(())?, limit),
+                }
+            },
+            verdict,
+        );
+        let attempts = tried.attempts;
+        noting_attempts(tried).map_err(|e| match e {
+            ureq::Error::Timeout(_) => self.check_unanswered(what, limit, attempts),
+            other => self.unreachable(&other, attempts),
+        })
     }
 
     /// Runs `request`, all of it (the answer's body too) within `limit`.
@@ -185,38 +217,42 @@ impl Wire {
         self.agent.run(request)
     }
 
-    /// The error of a check's request that got no answer within `limit`.
-    fn check_unanswered(&self, what: &str, limit: Duration) -> StoreError {
+    /// The error of a check's request that got no answer within `limit`, at the last of `attempts`.
+    fn check_unanswered(&self, what: &str, limit: Duration, attempts: u32) -> StoreError {
         StoreError::Io {
             message: format!(
-                "{CLASS}: {} did not answer {what} within {} s; check that the server is running and not paused or overloaded, and that {} names an S3 server",
+                "{CLASS}: {} did not answer {what} within {} s{}; check that the server is running and not paused or overloaded, and that {} names an S3 server",
                 self.endpoint,
                 limit.as_secs(),
+                after_attempts(attempts),
                 self.endpoint_place()
             ),
             raw_os_error: None,
         }
     }
 
-    /// Runs one request; `uploading` names the body it sends, if it sends one.
+    /// Runs one request, made and sent by `attempt`, as many times as [`crate::retry`] says;
+    /// `uploading` names the body it sends, if it sends one.
     fn call(
         &self,
-        request: ureq::http::Result<Request<impl AsSendBody>>,
+        attempt: impl FnMut() -> Result<Response<Body>, ureq::Error>,
         uploading: Option<&str>,
     ) -> StoreResult<Response<Body>> {
-        let request = request.map_err(|e| self.unreachable(&e))?;
-        self.agent.run(request).map_err(|e| match (&e, uploading) {
+        let tried = with_retries(attempt, verdict);
+        let attempts = tried.attempts;
+        noting_attempts(tried).map_err(|e| match (&e, uploading) {
             // Only a body's transfer writes long enough to meet the per-write bound: the headers'
             // own bound is shorter by the time they are sent.
             (ureq::Error::Timeout(ureq::Timeout::PerWrite), Some(target)) => {
                 Transfer::writing(target, &self.endpoint, self.timeout).stalled()
             }
-            _ => self.failed_call(&e),
+            _ => self.failed_call(&e, attempts),
         })
     }
 
-    /// A request that got no answer: the server could not be reached, or did not answer in time.
-    fn failed_call(&self, err: &ureq::Error) -> StoreError {
+    /// A request that got no answer at the last of `attempts`: the server could not be reached, or
+    /// did not answer in time.
+    fn failed_call(&self, err: &ureq::Error, attempts: u32) -> StoreError {
         match err {
             ureq::Error::Timeout(
                 ureq::Timeout::SendRequest
@@ -225,23 +261,26 @@ impl Wire {
                 | ureq::Timeout::PerWrite,
             ) => StoreError::Io {
                 message: format!(
-                    "{CLASS}: {} did not answer within {} s; check that the server is running and not paused or overloaded, and that {} names an S3 server (timeout_seconds sets how long to wait)",
+                    "{CLASS}: {} did not answer within {} s{}; check that the server is running and not paused or overloaded, and that {} names an S3 server (timeout_seconds sets how long to wait)",
                     self.endpoint,
                     self.timeout.as_secs(),
+                    after_attempts(attempts),
                     self.endpoint_place()
                 ),
                 raw_os_error: None,
             },
-            other => self.unreachable(other),
+            other => self.unreachable(other, attempts),
         }
     }
 
-    fn unreachable(&self, err: &dyn std::fmt::Display) -> StoreError {
+    /// A request that could not reach the server, at the last of `attempts`.
+    fn unreachable(&self, err: &dyn std::fmt::Display, attempts: u32) -> StoreError {
         let said = err.to_string();
         StoreError::Io {
             message: format!(
-                "{CLASS} could not reach {} ({said}); {}",
+                "{CLASS} could not reach {}{} ({said}); {}",
                 self.endpoint,
+                after_attempts(attempts),
                 what_to_check(&self.endpoint, self.endpoint_from, &said)
             ),
             raw_os_error: None,
@@ -288,6 +327,8 @@ impl Wire {
     /// The store error for `answer`, an S3 error answer to `what` on `target`.
     pub fn told(&self, answer: &Answer, what: &str, target: &str, access: Access) -> StoreError {
         let said = &answer.said;
+        // Only an answer that was worth another attempt comes after several.
+        let after = after_attempts(answer.attempts);
         match (answer.status, answer.code.as_str()) {
             (_, "NoSuchBucket") => StoreError::Config(format!(
                 "{CLASS}: the bucket '{}' does not exist at {}; create it, or set [stores.object] config bucket to one that does",
@@ -316,7 +357,7 @@ impl Wire {
             (412, _) | (409, "ConditionalRequestConflict") => StoreError::object_exists(target),
             (500..=599, _) => StoreError::Io {
                 message: format!(
-                    "{CLASS}: {} failed to {what} {target} ({said}): {}",
+                    "{CLASS}: {} failed to {what} {target}{after} ({said}): {}",
                     self.endpoint,
                     server_failing(answer.status, &self.endpoint_place())
                 ),
@@ -324,13 +365,23 @@ impl Wire {
             },
             _ => StoreError::Io {
                 message: format!(
-                    "{CLASS}: {} failed to {what} {target} ({said})",
+                    "{CLASS}: {} failed to {what} {target}{after} ({said})",
                     self.endpoint
                 ),
                 raw_os_error: None,
             },
         }
     }
+}
+
+/// The last attempt's outcome, an answer noting how many attempts it took.
+fn noting_attempts(
+    tried: Tried<Result<Response<Body>, ureq::Error>>,
+) -> Result<Response<Body>, ureq::Error> {
+    tried.outcome.map(|mut response| {
+        response.extensions_mut().insert(Attempts(tried.attempts));
+        response
+    })
 }
 
 /// What an answer of HTTP `status` (500 to 599: the server, or a proxy in front of it, failed on its
@@ -363,12 +414,15 @@ pub struct Answer {
     pub code: String,
     /// `Code: Message`, or the code alone, or `HTTP <status>`.
     pub said: String,
+    /// How many times the request was sent (more than once for an answer worth another attempt).
+    pub attempts: u32,
 }
 
 impl Answer {
     /// Reads the error answer's status and body.
     pub fn read(mut response: Response<Body>) -> Answer {
         let status = response.status().as_u16();
+        let attempts = attempts_of(&response);
         let text = response
             .body_mut()
             .with_config()
@@ -384,7 +438,12 @@ impl Answer {
             (false, true) => code.clone(),
             _ => format!("HTTP {status}"),
         };
-        Answer { status, code, said }
+        Answer {
+            status,
+            code,
+            said,
+            attempts,
+        }
     }
 
     /// Whether the request was refused for want of access (not for wrong credentials).
@@ -494,7 +553,7 @@ mod tests {
             refused
         )
         .starts_with("that is AWS's own endpoint for the region"));
-        // Through a real refused connection.
+        // Through a real refused connection, tried again as a server restarting would want.
         let port = {
             let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
             listener.local_addr().unwrap().port()
@@ -506,7 +565,9 @@ mod tests {
             .unwrap_err()
             .to_string();
         assert!(
-            err.starts_with(&format!("S3ObjectStore could not reach {endpoint} ("))
+            err.starts_with(&format!(
+                "S3ObjectStore could not reach {endpoint} after 4 attempts ("
+            ))
                 && err.ends_with("; the endpoint comes from $AWS_ENDPOINT_URL, as [stores.object] config sets none; check that the server is running and that $AWS_ENDPOINT_URL names it"),
             "{err}"
         );
@@ -520,6 +581,7 @@ mod tests {
             status: 403,
             code: "AccessDenied".into(),
             said: "AccessDenied: Access Denied".into(),
+            attempts: 1,
         };
         let refusal = |signed: bool| {
             Wire::new(
@@ -549,6 +611,7 @@ mod tests {
                 status,
                 code: String::new(),
                 said: format!("HTTP {status}"),
+                attempts: 1,
             };
             wire.told(&answer, "list", "s3://b", Access::Read)
                 .to_string()
@@ -575,6 +638,7 @@ mod tests {
                     status: 503,
                     code: "SlowDown".into(),
                     said: "SlowDown: Please reduce your request rate".into(),
+                    attempts: 1,
                 },
                 "list",
                 "s3://b",

@@ -365,7 +365,7 @@ fn a_server_answering_503_fails_the_check_saying_what_to_do() {
     assert!(matches!(err, StoreError::Io { .. }), "{err:?}");
     assert_eq!(
         err.to_string(),
-        format!("S3ObjectStore: {endpoint} failed to list s3://b (HTTP 503): the server is unavailable or overloaded (S3 says so to slow its callers down); try again in a moment, and if it goes on, check that it is running and what its logs say, and that [stores.object] endpoint names an S3 server")
+        format!("S3ObjectStore: {endpoint} failed to list s3://b after 4 attempts (HTTP 503): the server is unavailable or overloaded (S3 says so to slow its callers down); try again in a moment, and if it goes on, check that it is running and what its logs say, and that [stores.object] endpoint names an S3 server")
     );
 }
 
@@ -760,4 +760,341 @@ fn a_write_grant_creates_its_object_once() {
     assert_eq!(put("first"), 200);
     assert_eq!(put("second"), 412, "the grant replaced its object");
     assert_eq!(store.read(&key).unwrap(), b"first");
+}
+
+/// What the loopback stand-in of [`flaky_s3`] does with a request.
+enum Reply {
+    /// Answers with this status line (`503 Slow Down`), these extra header lines and this body.
+    Status(&'static str, &'static str, String),
+    /// Takes the whole request and resets the connection without answering.
+    Reset,
+    /// Answers as a working S3 server: stores a PUT's body, serves it to a GET.
+    Works,
+}
+
+/// One request the stand-in took: `METHOD /path` (the query left off), and its body.
+type Taken = Arc<std::sync::Mutex<Vec<(String, Vec<u8>)>>>;
+
+/// A loopback stand-in for an S3 server whose replies `reply` picks from the request (`METHOD
+/// /path`), its whole target (the query too) and how many requests came before it. Returns its
+/// endpoint and the requests it took.
+fn flaky_s3(reply: impl Fn(&str, &str, usize) -> Reply + Send + Sync + 'static) -> (String, Taken) {
+    use std::io::{BufRead, BufReader, Read, Write};
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let endpoint = format!("http://{}", listener.local_addr().unwrap());
+    let taken: Taken = Arc::default();
+    let log = Arc::clone(&taken);
+    let reply = Arc::new(reply);
+    std::thread::spawn(move || {
+        for socket in listener.incoming().flatten() {
+            let (log, reply) = (Arc::clone(&log), Arc::clone(&reply));
+            std::thread::spawn(move || {
+                let mut writer = socket.try_clone().unwrap();
+                let mut reader = BufReader::new(socket);
+                loop {
+                    let mut line = String::new();
+                    if reader.read_line(&mut line).unwrap_or(0) == 0 {
+                        return;
+                    }
+                    let mut words = line.split_whitespace();
+                    let method = words.next().unwrap_or("").to_string();
+                    let target = words.next().unwrap_or("").to_string();
+                    let path = target.split('?').next().unwrap_or("");
+                    let request = format!("{method} {path}");
+                    let mut length = 0u64;
+                    loop {
+                        let mut header = String::new();
+                        if reader.read_line(&mut header).unwrap_or(0) == 0 {
+                            return;
+                        }
+                        if header.trim().is_empty() {
+                            break;
+                        }
+                        if let Some((name, value)) = header.split_once(':') {
+                            if name.eq_ignore_ascii_case("content-length") {
+                                length = value.trim().parse().unwrap();
+                            }
+                        }
+                    }
+                    let mut body = Vec::new();
+                    if reader.by_ref().take(length).read_to_end(&mut body).is_err() {
+                        return;
+                    }
+                    let before = {
+                        let mut log = log.lock().unwrap();
+                        log.push((request.clone(), body));
+                        log.len() - 1
+                    };
+                    let answer = match reply(&request, &target, before) {
+                        Reply::Status(status, headers, xml) => format!(
+                            "HTTP/1.1 {status}\r\n{headers}Content-Length: {}\r\n\r\n{xml}",
+                            xml.len()
+                        ),
+                        Reply::Reset => {
+                            reset(writer);
+                            return;
+                        }
+                        Reply::Works if method == "PUT" => {
+                            "HTTP/1.1 200 OK\r\nETag: \"stored\"\r\nContent-Length: 0\r\n\r\n"
+                                .to_string()
+                        }
+                        Reply::Works if method == "POST" => {
+                            // The start of a multipart upload (no body), or its completion.
+                            let xml = if length == 0 {
+                                "<InitiateMultipartUploadResult xmlns=\"http://s3.amazonaws.com/doc/2006-03-01/\"><Bucket>b</Bucket><Key>k</Key><UploadId>flaky-upload</UploadId></InitiateMultipartUploadResult>"
+                            } else {
+                                "<CompleteMultipartUploadResult><Bucket>b</Bucket><Key>k</Key><ETag>\"whole\"</ETag></CompleteMultipartUploadResult>"
+                            };
+                            format!(
+                                "HTTP/1.1 200 OK\r\nContent-Length: {}\r\n\r\n{xml}",
+                                xml.len()
+                            )
+                        }
+                        Reply::Works => {
+                            let log = log.lock().unwrap();
+                            let put = format!("PUT {path}");
+                            let stored = log.iter().rev().find(|(r, _)| *r == put);
+                            match stored {
+                                Some((_, data)) => format!(
+                                    "HTTP/1.1 200 OK\r\nContent-Length: {}\r\n\r\n{}",
+                                    data.len(),
+                                    String::from_utf8_lossy(data)
+                                ),
+                                None => "HTTP/1.1 404 Not Found\r\nContent-Length: 0\r\n\r\n"
+                                    .to_string(),
+                            }
+                        }
+                    };
+                    if writer.write_all(answer.as_bytes()).is_err() {
+                        return;
+                    }
+                }
+            });
+        }
+    });
+    (endpoint, taken)
+}
+
+/// Closes `socket` with a reset (RST) rather than an orderly close, as a server that crashed does.
+fn reset(socket: std::net::TcpStream) {
+    use std::os::fd::AsRawFd;
+    let linger = libc::linger {
+        l_onoff: 1,
+        l_linger: 0,
+    };
+    // SAFETY: the option is set on a socket this function owns, with a value of the size given.
+    unsafe {
+        libc::setsockopt(
+            socket.as_raw_fd(),
+            libc::SOL_SOCKET,
+            libc::SO_LINGER,
+            (&raw const linger).cast(),
+            std::mem::size_of::<libc::linger>() as libc::socklen_t,
+        )
+    };
+    drop(socket);
+}
+
+/// S3's answer to a caller it slows down.
+fn slow_down() -> Reply {
+    Reply::Status(
+        "503 Slow Down",
+        "Content-Type: application/xml\r\n",
+        "<Error><Code>SlowDown</Code><Message>Please reduce your request rate.</Message></Error>"
+            .to_string(),
+    )
+}
+
+/// A store of the bucket `b` on a loopback stand-in at `endpoint`.
+fn store_at(endpoint: &str) -> S3ObjectStore {
+    let table = json!({"bucket": "b", "endpoint": endpoint, "access_key_id": "k",
+        "secret_access_key": "s", "timeout_seconds": 5});
+    S3ObjectStore::new(S3Settings::from_table(table.as_object().unwrap(), &|_| None).unwrap())
+        .unwrap()
+}
+
+/// The requests the stand-in took, without their bodies.
+fn requests(taken: &Taken) -> Vec<String> {
+    taken
+        .lock()
+        .unwrap()
+        .iter()
+        .map(|(r, _)| r.clone())
+        .collect()
+}
+
+/// A server that is briefly overloaded (503 SlowDown to the first two tries of each request) costs
+/// a put and a get a few retries, not the call.
+#[test]
+fn a_put_and_a_get_answered_slow_down_succeed_when_sent_again() {
+    let (endpoint, taken) = flaky_s3(|_, _, before| match before % 3 {
+        0 | 1 => slow_down(),
+        _ => Reply::Works,
+    });
+    let store = store_at(&endpoint);
+    let url = store
+        .put("slow/down.txt", b"kept", "text/plain", false)
+        .unwrap();
+    assert_eq!(url, "s3://b/slow/down.txt");
+    assert_eq!(store.get(&url).unwrap(), b"kept");
+    assert_eq!(
+        requests(&taken),
+        [
+            "PUT /b/slow/down.txt",
+            "PUT /b/slow/down.txt",
+            "PUT /b/slow/down.txt"
+        ]
+        .into_iter()
+        .chain(["GET /b/slow/down.txt"; 3])
+        .collect::<Vec<_>>()
+    );
+}
+
+/// A connection reset before the answer is sent again, and a file's body, already read once, is
+/// sent again whole.
+#[test]
+fn a_write_whose_connection_was_reset_is_sent_again_whole() {
+    let (endpoint, taken) = flaky_s3(|_, _, before| {
+        if before % 2 == 0 {
+            Reply::Reset
+        } else {
+            Reply::Works
+        }
+    });
+    let store = store_at(&endpoint);
+    store
+        .put("reset/bytes.txt", b"bytes", "text/plain", false)
+        .unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("file.bin");
+    let data: Vec<u8> = (0..300_000u32).map(|i| (i % 251) as u8).collect();
+    std::fs::write(&path, &data).unwrap();
+    store
+        .put_file("reset/file.bin", &path, "application/octet-stream")
+        .unwrap();
+    let taken = taken.lock().unwrap();
+    let sent: Vec<(&str, usize)> = taken.iter().map(|(r, b)| (r.as_str(), b.len())).collect();
+    assert_eq!(
+        sent,
+        [
+            ("PUT /b/reset/bytes.txt", 5),
+            ("PUT /b/reset/bytes.txt", 5),
+            ("PUT /b/reset/file.bin", data.len()),
+            ("PUT /b/reset/file.bin", data.len()),
+        ]
+    );
+    assert!(taken[3].1 == data, "the file was not sent again whole");
+}
+
+/// A refusal is not sent again: it would be refused again.
+#[test]
+fn a_refused_request_is_not_sent_again() {
+    let (endpoint, taken) = flaky_s3(|_, _, _| {
+        Reply::Status(
+            "403 Forbidden",
+            "",
+            "<Error><Code>AccessDenied</Code><Message>Access Denied.</Message></Error>".to_string(),
+        )
+    });
+    let store = store_at(&endpoint);
+    let err = store
+        .put("denied.txt", b"x", "text/plain", false)
+        .unwrap_err();
+    assert!(matches!(err, StoreError::Config(_)), "{err:?}");
+    assert!(
+        err.to_string()
+            .starts_with(&format!("S3ObjectStore: {endpoint} refused to write s3://b/denied.txt (AccessDenied: Access Denied): ")),
+        "{err}"
+    );
+    let err = store.get("s3://b/denied.txt").unwrap_err();
+    assert!(matches!(err, StoreError::Config(_)), "{err:?}");
+    assert_eq!(requests(&taken), ["PUT /b/denied.txt", "GET /b/denied.txt"]);
+}
+
+/// A server that stays overloaded is given up on after four attempts, and the error says so, in the
+/// words a single failure has.
+#[test]
+fn a_server_that_stays_overloaded_is_given_up_on_after_four_attempts() {
+    let (endpoint, taken) = flaky_s3(|_, _, _| slow_down());
+    let store = store_at(&endpoint);
+    let started = std::time::Instant::now();
+    let err = store
+        .put("busy.txt", b"x", "text/plain", false)
+        .unwrap_err();
+    assert!(matches!(err, StoreError::Io { .. }), "{err:?}");
+    assert_eq!(
+        err.to_string(),
+        format!("S3ObjectStore: {endpoint} failed to write s3://b/busy.txt after 4 attempts (SlowDown: Please reduce your request rate): the server is unavailable or overloaded (S3 says so to slow its callers down); try again in a moment, and if it goes on, check that it is running and what its logs say, and that [stores.object] endpoint names an S3 server")
+    );
+    assert_eq!(requests(&taken), ["PUT /b/busy.txt"; 4]);
+    // Three pauses of 50 to 100, 100 to 200 and 200 to 400 ms.
+    let took = started.elapsed();
+    assert!(
+        took >= std::time::Duration::from_millis(350) && took < std::time::Duration::from_secs(5),
+        "{took:?}"
+    );
+}
+
+/// A server that says when to come back (Retry-After) is not asked again sooner.
+#[test]
+fn a_retry_waits_as_long_as_retry_after_says() {
+    let (endpoint, taken) = flaky_s3(|_, _, before| {
+        if before == 0 {
+            Reply::Status(
+                "503 Service Unavailable",
+                "Retry-After: 1\r\n",
+                String::new(),
+            )
+        } else {
+            Reply::Works
+        }
+    });
+    let store = store_at(&endpoint);
+    let started = std::time::Instant::now();
+    store.put("later.txt", b"x", "text/plain", false).unwrap();
+    assert!(started.elapsed() >= std::time::Duration::from_secs(1));
+    assert_eq!(requests(&taken), ["PUT /b/later.txt"; 2]);
+}
+
+/// Each step of a multipart upload (its start, every part, its completion) answered SlowDown the
+/// first time is sent again, and the upload completes.
+#[test]
+fn every_step_of_a_multipart_upload_is_sent_again_after_slow_down() {
+    let first_times = std::sync::Mutex::new(std::collections::HashSet::new());
+    let (endpoint, taken) = flaky_s3(move |request, target, _| {
+        let first = first_times.lock().unwrap().insert(target.to_string());
+        if first && !request.starts_with("HEAD") {
+            slow_down()
+        } else {
+            Reply::Works
+        }
+    });
+    let store = store_at(&endpoint);
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("two-parts.bin");
+    let len = agent_env_store_s3::PART_SIZE as usize + 1000;
+    std::fs::write(&path, vec![9u8; len]).unwrap();
+    store
+        .put_file("multi/two-parts.bin", &path, "application/octet-stream")
+        .unwrap();
+    let taken = taken.lock().unwrap();
+    let mut sent: Vec<(&str, usize)> = taken.iter().map(|(r, b)| (r.as_str(), b.len())).collect();
+    sent.sort();
+    // The part list that completes the upload.
+    let completion = sent[3].1;
+    assert!(completion > 0, "{sent:?}");
+    assert_eq!(
+        sent,
+        [
+            ("HEAD /b/multi/two-parts.bin", 0),
+            ("POST /b/multi/two-parts.bin", 0),
+            ("POST /b/multi/two-parts.bin", 0),
+            ("POST /b/multi/two-parts.bin", completion),
+            ("POST /b/multi/two-parts.bin", completion),
+            ("PUT /b/multi/two-parts.bin", 1000),
+            ("PUT /b/multi/two-parts.bin", 1000),
+            ("PUT /b/multi/two-parts.bin", len - 1000),
+            ("PUT /b/multi/two-parts.bin", len - 1000),
+        ]
+    );
 }
