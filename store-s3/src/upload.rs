@@ -15,7 +15,7 @@ use agent_env_store::error::{StoreError, StoreResult};
 use crate::client::S3Client;
 use crate::open_uploads::UnderWay;
 use crate::settings::CLASS;
-use crate::wire::{header, xml_field, Outgoing, REQUEST_SIGNATURE_LIFETIME};
+use crate::wire::{header, xml_field, Access, Answer, Outgoing, REQUEST_SIGNATURE_LIFETIME};
 
 /// The size of one part of a multipart upload, and the largest file sent in one PUT. An upload holds
 /// at most a few parts in memory (see `PARTS_IN_FLIGHT`).
@@ -247,9 +247,17 @@ fn complete(
         &format!("the part list that completes {url}"),
     )?;
     if !response.status().is_success() {
+        let answer = Answer::read(response);
+        // A completion sent again whose upload is gone, and whose object is there, is one an earlier
+        // attempt made (the server failed to answer it): uploads end only by completing, or by an
+        // abort, which this one has not had.
+        if answer.attempts > 1 && answer.code == "NoSuchUpload" && store.metadata_of(key)?.is_some()
+        {
+            return Ok(());
+        }
         return Err(store
             .wire
-            .write_failure(response, "complete the upload of", url));
+            .told(&answer, "complete the upload of", url, Access::Write));
     }
     // S3 may answer 200 and report a failure in the body.
     let text = response.body_mut().read_to_string().map_err(|e| {

@@ -354,6 +354,12 @@ impl Wire {
                 ))
             }
             (404, _) => StoreError::object_not_found(target),
+            (412, _) | (409, "ConditionalRequestConflict") if answer.attempts > 1 => {
+                StoreError::AlreadyExists(format!(
+                    "Object already exists at {target}: found by attempt {} of this write, so an earlier attempt the server failed to answer may have written it.",
+                    answer.attempts
+                ))
+            }
             (412, _) | (409, "ConditionalRequestConflict") => StoreError::object_exists(target),
             (500..=599, _) => StoreError::Io {
                 message: format!(

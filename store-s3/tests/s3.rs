@@ -1098,3 +1098,77 @@ fn every_step_of_a_multipart_upload_is_sent_again_after_slow_down() {
         ]
     );
 }
+
+/// A completion the server carried out but failed to answer is sent again, finds its upload gone
+/// and its object there, and counts as done rather than as an object not found.
+#[test]
+fn a_completion_carried_out_but_not_answered_counts_as_done_when_sent_again() {
+    let completions = std::sync::atomic::AtomicUsize::new(0);
+    let (endpoint, taken) = flaky_s3(move |request, target, _| {
+        if !(request.starts_with("POST") && target.contains("uploadId=")) {
+            return Reply::Works;
+        }
+        let xml = |code: &str, message: &str| {
+            format!("<Error><Code>{code}</Code><Message>{message}</Message></Error>")
+        };
+        match completions.fetch_add(1, std::sync::atomic::Ordering::SeqCst) {
+            0 => Reply::Status(
+                "500 Internal Server Error",
+                "",
+                xml("InternalError", "We encountered an internal error."),
+            ),
+            _ => Reply::Status(
+                "404 Not Found",
+                "",
+                xml("NoSuchUpload", "The specified upload does not exist."),
+            ),
+        }
+    });
+    let store = store_at(&endpoint);
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("two-parts.bin");
+    std::fs::write(
+        &path,
+        vec![3u8; agent_env_store_s3::PART_SIZE as usize + 10],
+    )
+    .unwrap();
+    let url = store
+        .put_file("multi/lost-answer.bin", &path, "application/octet-stream")
+        .unwrap();
+    assert_eq!(url, "s3://b/multi/lost-answer.bin");
+    let mut methods: Vec<String> = requests(&taken)
+        .into_iter()
+        .map(|r| r.split(' ').next().unwrap().to_string())
+        .collect();
+    methods.sort();
+    // The first look, the start, two parts, two completions, and the look that found the object.
+    assert_eq!(
+        methods,
+        ["HEAD", "HEAD", "POST", "POST", "POST", "PUT", "PUT"]
+    );
+}
+
+/// A write-once write that finds its key taken only when sent again says an earlier attempt of its
+/// own may have written it.
+#[test]
+fn a_write_finding_its_key_taken_when_sent_again_says_it_may_be_its_own() {
+    let (endpoint, _) = flaky_s3(|_, _, before| {
+        if before == 0 {
+            Reply::Reset
+        } else {
+            Reply::Status(
+                "412 Precondition Failed",
+                "",
+                "<Error><Code>PreconditionFailed</Code><Message>At least one of the pre-conditions you specified did not hold</Message></Error>".to_string(),
+            )
+        }
+    });
+    let err = store_at(&endpoint)
+        .put("taken.txt", b"x", "text/plain", false)
+        .unwrap_err();
+    assert!(matches!(err, StoreError::AlreadyExists(_)), "{err:?}");
+    assert_eq!(
+        err.to_string(),
+        "Object already exists at s3://b/taken.txt: found by attempt 2 of this write, so an earlier attempt the server failed to answer may have written it."
+    );
+}
