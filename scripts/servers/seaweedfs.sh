@@ -95,30 +95,42 @@ JSON
   for _ in $(seq 1 120); do
     if curl -s -o /dev/null "http://127.0.0.1:$s3_port/"; then
       local bucket
-      for bucket in "${@:2}"; do create_bucket "http://127.0.0.1:$s3_port" "$access" "$secret" "$bucket"; done
+      for bucket in "${@:2}"; do
+        create_bucket "http://127.0.0.1:$s3_port" "$access" "$secret" "$bucket" || {
+          stop "$state"
+          die "could not create the bucket '$bucket' on the server started in $state (log: $state/weed.log); it is stopped again"
+        }
+      done
       printf 'S3_ENDPOINT=http://127.0.0.1:%s\nAWS_ACCESS_KEY_ID=%s\nAWS_SECRET_ACCESS_KEY=%s\n' \
         "$s3_port" "$access" "$secret"
       printf 'S3_READONLY_ACCESS_KEY_ID=%s\nS3_READONLY_SECRET_ACCESS_KEY=%s\nWEED_PID=%s\n' \
         "$ro_access" "$ro_secret" "$(cat "$state/weed.pid")"
       return
     fi
-    kill -0 "$(cat "$state/weed.pid")" 2>/dev/null || { tail -20 "$state/weed.log" >&2; die "weed exited during start"; }
+    kill -0 "$(cat "$state/weed.pid")" 2>/dev/null || { tail -20 "$state/weed.log" >&2; rm -f "$state/weed.pid"; die "weed exited during start"; }
     sleep 1
   done
   stop "$state"
   die "the S3 gateway did not answer on 127.0.0.1:$s3_port within 120 s (log: $state/weed.log)"
 }
 
+# Makes the bucket, or finds it there already (a state folder started before keeps its buckets: a
+# 409 then, and the bucket answers a HEAD). Fails, saying why, when neither happens in 30 s.
 create_bucket() {
   local endpoint=$1 access=$2 secret=$3 bucket=$4 status
   # The volume servers may still be joining the master: retry for a while.
   for _ in $(seq 1 60); do
     status=$(curl -s -o /dev/null -w '%{http_code}' -X PUT --aws-sigv4 "aws:amz:us-east-1:s3" \
       --user "$access:$secret" "$endpoint/$bucket") || status=000
-    [ "$status" = 200 ] && return
+    [ "$status" = 200 ] && return 0
+    if [ "$status" = 409 ] && [ "$(curl -s -o /dev/null -w '%{http_code}' -I --aws-sigv4 "aws:amz:us-east-1:s3" \
+      --user "$access:$secret" "$endpoint/$bucket")" = 200 ]; then
+      return 0
+    fi
     sleep 0.5
   done
-  die "could not create the bucket '$bucket' (last HTTP status $status)"
+  echo "seaweedfs.sh: the bucket '$bucket' was neither made nor found (last HTTP status $status)" >&2
+  return 1
 }
 
 stop() {
