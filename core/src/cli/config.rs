@@ -4,12 +4,11 @@ use crate::cli::{Exit, Failure, Terminal};
 use crate::config::configured_store::configured_secrets;
 use crate::config::document::ConfigDocument;
 use crate::config::locate::CONFIG_VAR;
-use crate::config::plugins::InstalledPackage;
+use crate::config::plugins::installed_packages;
 use crate::config::store_builder::{names_a_plugin_store, StoresBuilder};
 use crate::config::{check, explain, show, sources, user_file};
 use crate::output::Output;
 use crate::session::Session;
-use agent_env_protocol::manifest::Manifest;
 use clap::{Args, Subcommand};
 
 #[derive(Args)]
@@ -52,19 +51,6 @@ pub enum ConfigCommand {
         #[arg(long)]
         json: bool,
     },
-}
-
-/// The installed packages that own `[plugins.<package>]` tables, from their manifests (nothing is run). A
-/// manifest that provides no contribution is installed but not a plugin.
-fn installed_packages(manifests: &[Manifest]) -> Vec<InstalledPackage> {
-    manifests
-        .iter()
-        .map(|m| InstalledPackage {
-            is_plugin: m.provides.values().any(|group| !group.is_empty()),
-            name: m.name.clone(),
-            version: m.version.clone(),
-        })
-        .collect()
 }
 
 /// Runs `config show | explain | debug | sources | check`.

@@ -68,7 +68,7 @@ pub use configured_store_set::{
 pub use document::{ConfigDocument, ConfigProblem};
 pub use error::ConfigError;
 pub use locate::ConfigSource;
-pub use plugins::{plugin_settings, InstalledPackage};
+pub use plugins::{installed_packages, plugin_settings, InstalledPackage};
 pub use references::SecretLookup;
 pub use registrations::{impls, provider_entries, split_impl, ProviderEntry, ProviderKind};
 pub use store_builder::StoreBuilder;

@@ -6,6 +6,7 @@ use super::document::ConfigDocument;
 use super::error::ConfigError;
 use super::references::{resolve_table, resolve_table_fully, SecretLookup};
 use super::tables::{table_at, toml_key, type_name};
+use agent_env_protocol::manifest::Manifest;
 use agent_env_protocol::names::canonical_name;
 use toml::{Table, Value};
 
@@ -154,8 +155,31 @@ pub fn value_to_json(value: &Value) -> serde_json::Value {
 pub struct InstalledPackage {
     pub name: String,
     pub version: String,
-    /// Whether it declares any contribution (an installed package that declares none is not a plugin).
+    /// Whether it provides anything: a contribution or a store (an installed package that provides
+    /// neither is not a plugin).
     pub is_plugin: bool,
+}
+
+impl InstalledPackage {
+    /// The package a manifest describes (nothing is run): a plugin when its manifest provides a
+    /// contribution (`[provides.<group>]`) or a store (`[provides.stores]`).
+    pub fn from_manifest(manifest: &Manifest) -> InstalledPackage {
+        let contributes = manifest.provides.values().any(|group| !group.is_empty());
+        InstalledPackage {
+            is_plugin: contributes || !manifest.stores.is_empty(),
+            name: manifest.name.clone(),
+            version: manifest.version.clone(),
+        }
+    }
+}
+
+/// The installed packages that may own `[plugins.<package>]` tables, from their manifests, as
+/// `config show | explain` and the explorer's config page label them.
+pub fn installed_packages(manifests: &[Manifest]) -> Vec<InstalledPackage> {
+    manifests
+        .iter()
+        .map(InstalledPackage::from_manifest)
+        .collect()
 }
 
 /// Who owns a `[plugins.<package>]` table.
@@ -166,7 +190,7 @@ pub enum Owner {
         name: String,
         version: String,
     },
-    /// Installed, but declaring no contribution.
+    /// Installed, but providing neither a contribution nor a store.
     NotAPlugin {
         name: String,
         version: String,
@@ -206,13 +230,13 @@ impl Owner {
         }
     }
 
-    /// `agentenv-browser 2.1.0`, `… (declares no agent_env entry point)`, `agentenv-framework 0.1.0 (agent-env
+    /// `agentenv-browser 2.1.0`, `… (provides nothing)`, `agentenv-framework 0.1.0 (agent-env
     /// itself)`, `agentenv-browser (not installed)`.
     pub fn label(&self) -> String {
         match self {
             Owner::Plugin { name, version } => format!("{name} {version}"),
             Owner::NotAPlugin { name, version } => {
-                format!("{name} {version} (declares no agent_env entry point)")
+                format!("{name} {version} (provides nothing: no contributions, no stores)")
             }
             Owner::Core { version } => {
                 format!(
@@ -231,7 +255,7 @@ impl Owner {
                 format!("in the table of the plugin {name} {version}, which gets it when it starts: agent-env resolves its env: and secret: references but leaves its keys to the plugin, and a table it cannot read or resolve stops the plugin from loading (load-failed)")
             }
             Owner::NotAPlugin { name, version } => format!(
-                "in the table of {name} {version}, which is installed but declares no agent_env entry point; agent-env does not read it"
+                "in the table of {name} {version}, which is installed but provides nothing (its manifest declares no contributions and no stores), so it is not a plugin; agent-env does not read it"
             ),
             Owner::Core { version } => format!(
                 "in the table of {} {version}, which is agent-env itself, not a plugin; agent-env does not read it",

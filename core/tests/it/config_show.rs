@@ -679,7 +679,7 @@ fn manifest(home: &Path, folder: &str, text: &str) {
 #[test]
 fn plugin_tables_are_labelled_with_their_installed_owner() {
     let p = Project::new(
-        "[plugins.agentenv_browser]\ntimeout = 30\n[plugins.acme-stores]\nx = 1\n[plugins.agentenv-framework]\ny = 2\n[plugins.gone]\nz = 3\n",
+        "[plugins.agentenv_browser]\ntimeout = 30\n[plugins.acme-stores]\nx = 1\n[plugins.acme-empty]\nw = 0\n[plugins.agentenv-framework]\ny = 2\n[plugins.gone]\nz = 3\n",
     );
     manifest(
         &p.home,
@@ -691,6 +691,11 @@ fn plugin_tables_are_labelled_with_their_installed_owner() {
         "stores",
         "[plugin]\nname = \"acme-stores\"\nversion = \"0.2.0\"\nexec = [\"./bin/none\"]\nprotocol = [1, 1]\n[provides.stores]\nCas = \"object\"\n",
     );
+    manifest(
+        &p.home,
+        "empty",
+        "[plugin]\nname = \"acme-empty\"\nversion = \"0.3.0\"\nexec = [\"./bin/none\"]\nprotocol = [1, 1]\n",
+    );
     let (_, out, _) = p.run(&["config", "show"]);
     let version = env!("CARGO_PKG_VERSION");
     assert!(
@@ -698,9 +703,12 @@ fn plugin_tables_are_labelled_with_their_installed_owner() {
             "plugins:        agentenv-browser 2.1.0
                   timeout=30
                   from [plugins.agentenv_browser]
-                acme-stores 0.2.0 (declares no agent_env entry point)
+                acme-stores 0.2.0
                   x=1
                   from [plugins.acme-stores]
+                acme-empty 0.3.0 (provides nothing: no contributions, no stores)
+                  w=0
+                  from [plugins.acme-empty]
                 agentenv-framework {version} (agent-env itself)
                   y=2
                   from [plugins.agentenv-framework]
@@ -716,15 +724,26 @@ fn plugin_tables_are_labelled_with_their_installed_owner() {
         out,
         "plugins.agentenv-browser.timeout = 30; in the table of the plugin agentenv-browser 2.1.0, which gets it when it starts: agent-env resolves its env: and secret: references but leaves its keys to the plugin, and a table it cannot read or resolve stops the plugin from loading (load-failed)\n  from [plugins.agentenv_browser]\n"
     );
+    // A plugin that provides only a store is a plugin: its table is handed to it.
     let (_, out, _) = p.run(&["config", "explain", "plugins.acme-stores.x"]);
-    assert!(out.contains("; in the table of acme-stores 0.2.0, which is installed but declares no agent_env entry point; agent-env does not read it\n"), "{out}");
+    assert!(
+        out.contains(
+            "; in the table of the plugin acme-stores 0.2.0, which gets it when it starts"
+        ),
+        "{out}"
+    );
+    let (_, out, _) = p.run(&["config", "explain", "plugins.acme-empty.w"]);
+    assert!(out.contains("; in the table of acme-empty 0.3.0, which is installed but provides nothing (its manifest declares no contributions and no stores), so it is not a plugin; agent-env does not read it\n"), "{out}");
     let json = p.json(&[], &["config", "show", "--json"]);
     let browser = &json["plugins"]["tables"][0];
     assert_eq!(browser["name"], "agentenv-browser");
     assert_eq!(browser["installed"], true);
     assert_eq!(browser["version"], "2.1.0");
     assert_eq!(browser["plugin"], true);
-    assert_eq!(json["plugins"]["tables"][1]["plugin"], false);
+    assert_eq!(json["plugins"]["tables"][1]["name"], "acme-stores");
+    assert_eq!(json["plugins"]["tables"][1]["plugin"], true);
+    assert_eq!(json["plugins"]["tables"][2]["name"], "acme-empty");
+    assert_eq!(json["plugins"]["tables"][2]["plugin"], false);
 }
 
 #[test]

@@ -9,7 +9,7 @@ use crate::http::blocking::blocking;
 use crate::http::problem::{ApiError, ApiResult};
 use crate::state::Shared;
 use agent_env::config::store_builder::StoresBuilder;
-use agent_env::config::{show, InstalledPackage};
+use agent_env::config::{installed_packages, show};
 use agent_env_store::document::Filter;
 
 /// The configured stores the explorer leaves out now, each as the lists' `warnings` say it: one
@@ -33,15 +33,7 @@ pub async fn config_show(State(s): State<Shared>) -> ApiResult<Json<Value>> {
         // The session that knows the config as it is now (built again when it changed).
         let current = s.current.get();
         let session = current.as_ref();
-        let installed: Vec<InstalledPackage> = session
-            .manifests()
-            .iter()
-            .map(|m| InstalledPackage {
-                is_plugin: m.provides.values().any(|group| !group.is_empty()),
-                name: m.name.clone(),
-                version: m.version.clone(),
-            })
-            .collect();
+        let installed = installed_packages(&session.manifests());
         let env = |name: &str| session.env().var(name);
         let report = show::show(
             session.config(),

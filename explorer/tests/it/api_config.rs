@@ -40,3 +40,25 @@ fn a_clean_config_has_no_problems() {
         "{answer:#}"
     );
 }
+
+#[test]
+fn a_plugin_that_provides_only_a_store_is_labelled_a_plugin() {
+    let world = World::new();
+    world.config("[plugins.acme-stores]\nx = 1\n");
+    world.install_manifest(
+        "stores",
+        "[plugin]\nname = \"acme-stores\"\nversion = \"0.2.0\"\nexec = [\"./bin/none\"]\nprotocol = [1, 1]\n[provides.stores]\nCas = \"object\"\n",
+    );
+    let server = Explorer::start(&world);
+    let answer = server.get("/api/v1/config").expect(200).json();
+    let table = &answer["plugins"]["tables"][0];
+    assert_eq!(table["name"], "acme-stores", "{answer:#}");
+    assert_eq!(table["plugin"], true, "{answer:#}");
+    assert!(
+        !answer["text"]
+            .as_str()
+            .unwrap()
+            .contains("provides nothing"),
+        "{answer:#}"
+    );
+}
