@@ -78,7 +78,7 @@ pub enum ConfigError {
         builtin: &'static str,
     },
 
-    #[error("impl must be 'module.path:ClassName', got '{value}'")]
+    #[error("impl must be a plugin's '<package>:<Class>', got '{value}'")]
     BadImplForm { value: String },
 
     #[error("[{table}] names no impl, the store it uses (it has {section}); write impl = \"{builtin}\" for the built-in store, or \"<package>:<Class>\" for a plugin's")]

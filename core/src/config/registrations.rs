@@ -52,7 +52,8 @@ pub fn impls(doc: &ConfigDocument, group: &str) -> Result<Vec<String>, ConfigErr
         .collect()
 }
 
-/// Splits `module:Class` (or `<package>:<Class>`); `impl must be 'module.path:ClassName', got 'x'` otherwise.
+/// Splits `<package>:<Class>` (or the original's `module:Class`); `impl must be a plugin's
+/// '<package>:<Class>', got 'x'` otherwise.
 pub fn split_impl(impl_name: &str) -> Result<(&str, &str), ConfigError> {
     match impl_name.split_once(':') {
         Some((module, class))
@@ -277,7 +278,7 @@ mod tests {
         assert!(split_impl("pkg.mod:Other").is_ok());
         assert_eq!(
             split_impl("fakestore.Store").unwrap_err().to_string(),
-            "impl must be 'module.path:ClassName', got 'fakestore.Store'"
+            "impl must be a plugin's '<package>:<Class>', got 'fakestore.Store'"
         );
     }
 

@@ -114,11 +114,11 @@ pub enum Target {
     Plugin { package: String, class: String },
 }
 
-/// The original's sentence for an impl that is not `module:Class`, with the table it is in and what to
-/// write instead.
+/// What an impl that is neither a built-in class nor `<package>:<Class>` says, with the table it is in
+/// and the two forms it takes.
 fn bad_impl_form(kind: StoreKind, impl_name: &str) -> StoreError {
     StoreError::Config(format!(
-        "[stores.{kind}] impl must be 'module.path:ClassName', got '{impl_name}'; write impl = \"{}\" for the built-in store, or \"<package>:<Class>\" for a plugin's",
+        "[stores.{kind}] impl '{impl_name}' is neither a built-in store's class nor a plugin's '<package>:<Class>'; write impl = \"{}\" for the built-in store, or \"<package>:<Class>\" for a plugin's",
         builtin_impl(kind).rsplit(':').next().unwrap_or_default()
     ))
 }
@@ -373,7 +373,7 @@ mod tests {
             classify(StoreKind::Object, "bogus")
                 .unwrap_err()
                 .to_string(),
-            "[stores.object] impl must be 'module.path:ClassName', got 'bogus'; write impl = \"LocalFilesystemObjectStore\" for the built-in store, or \"<package>:<Class>\" for a plugin's"
+            "[stores.object] impl 'bogus' is neither a built-in store's class nor a plugin's '<package>:<Class>'; write impl = \"LocalFilesystemObjectStore\" for the built-in store, or \"<package>:<Class>\" for a plugin's"
         );
         assert_eq!(
             classify(StoreKind::Object, "LocalSecretStore")

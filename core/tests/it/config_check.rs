@@ -417,10 +417,10 @@ x = "env:NOPE"
             "[stores.object.config] root: Unresolved env:NOPE reference (no value and no default); set the environment variable NOPE, or give a default: env:NOPE?DEFAULT",
             // The unresolved reference hides none of the store's other settings.
             "The config table for 'agent_env.store.object_store:LocalFilesystemObjectStore' has unknown key 'bucket'; it takes root, grants, grant_bind_host, grant_advertise_host, grant_lifetime_seconds",
-            "[stores.image] impl must be 'module.path:ClassName', got 'fakestore.Store'; write impl = \"LocalRegistryImageStore\" for the built-in store, or \"<package>:<Class>\" for a plugin's",
+            "[stores.image] impl 'fakestore.Store' is neither a built-in store's class nor a plugin's '<package>:<Class>'; write impl = \"LocalRegistryImageStore\" for the built-in store, or \"<package>:<Class>\" for a plugin's",
             "[envs] impl must be a 'module:Class' string, got int: 5",
             "[task_steps] impls must be a list of 'module:Class' strings, got str",
-            "[sandbox.providers.fly]: impl must be 'module.path:ClassName', got 'nocolon'",
+            "[sandbox.providers.fly]: impl must be a plugin's '<package>:<Class>', got 'nocolon'",
         ]
     );
     // The table of a plugin that is not installed is reported, never a problem of the config:
