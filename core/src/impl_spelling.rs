@@ -36,6 +36,42 @@ pub fn write_instead(provider: &Manifest, class: &str, key: &str) -> String {
     format!("; {package} provides {class}: write {key}\"{package}:{class}\"")
 }
 
+/// The section of docs/migrating-from-python.md that says how a Python plugin becomes one here.
+pub const PORTING_SECTION: &str =
+    "\"A plugin is a program with a manifest\" in docs/migrating-from-python.md";
+
+/// Why a store's `impl = "<package>:<Class>"` names no installed plugin, and what to write instead:
+/// the package that does provide the class when one installed does; for a Python module path
+/// (`agentenv_x.stores:Class`, the original's form) that a Python store class is not loaded here;
+/// otherwise how a plugin's store is named. `config check`, `store check` and a run say this one
+/// sentence.
+pub fn store_package_not_installed<'m>(
+    manifests: impl IntoIterator<Item = &'m Manifest>,
+    kind: &str,
+    package: &str,
+    class: &str,
+) -> String {
+    let impl_name = format!("{package}:{class}");
+    if let Some(provider) = store_provider(manifests, kind, class) {
+        let instead = write_instead(provider, class, "impl = ");
+        return format!(
+            "Cannot import impl '{impl_name}': no installed plugin package named '{package}'{instead}"
+        );
+    }
+    if package.contains('.') {
+        return format!(
+            "Cannot import impl '{impl_name}': '{package}' is a Python module path, and this agent-env \
+             does not load Python store classes: a store written in Python is a plugin (`agent-env plugin \
+             new NAME --lang python --kind store --store {kind}` sets one up), named \
+             impl = \"<package>:<Class>\" once `agent-env plugin add` installed it; see {PORTING_SECTION}"
+        );
+    }
+    format!(
+        "Cannot import impl '{impl_name}': no installed plugin package named '{package}'; a plugin's \
+         store is named '<package>:<Class>', with the package as `agent-env plugin list` prints it"
+    )
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -63,5 +99,31 @@ mod tests {
             "; demo-7 provides DemoSecrets: write impl = \"demo-7:DemoSecrets\""
         );
         assert!(store_provider(&all, "object", "DemoSecrets").is_none());
+    }
+
+    #[test]
+    fn a_python_module_path_is_said_to_be_no_store_here() {
+        let all = [demo()];
+        let said = store_package_not_installed(
+            &all,
+            "object",
+            "agentenv_openciv3.stores",
+            "ContentAddressedObjectStore",
+        );
+        assert_eq!(
+            said,
+            "Cannot import impl 'agentenv_openciv3.stores:ContentAddressedObjectStore': 'agentenv_openciv3.stores' is a Python module path, and this agent-env does not load Python store classes: a store written in Python is a plugin (`agent-env plugin new NAME --lang python --kind store --store object` sets one up), named impl = \"<package>:<Class>\" once `agent-env plugin add` installed it; see \"A plugin is a program with a manifest\" in docs/migrating-from-python.md"
+        );
+        // A module path whose class an installed plugin provides is spelled as that plugin's.
+        let said = store_package_not_installed(&all, "secret", "demo_7.stores", "DemoSecrets");
+        assert!(
+            said.ends_with("no installed plugin package named 'demo_7.stores'; demo-7 provides DemoSecrets: write impl = \"demo-7:DemoSecrets\""),
+            "{said}"
+        );
+        let said = store_package_not_installed(&all, "object", "acme", "Cas");
+        assert!(
+            said.ends_with("no installed plugin package named 'acme'; a plugin's store is named '<package>:<Class>', with the package as `agent-env plugin list` prints it"),
+            "{said}"
+        );
     }
 }

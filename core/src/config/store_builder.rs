@@ -135,15 +135,9 @@ fn check_plugin_store(
 ) -> Result<(), ConfigError> {
     let wanted = canonical_name(package);
     let Some(manifest) = manifests.iter().find(|m| canonical_name(&m.name) == wanted) else {
-        // The original's impl names a Python module (`agentenv_x.stores:Class`): the package a
-        // plugin here goes by, when one installed lists the class, is said as what to write.
-        let instead = match impl_spelling::store_provider(manifests, kind.as_str(), class) {
-            Some(m) => impl_spelling::write_instead(m, class, "impl = "),
-            None => "; a plugin's store is named '<package>:<Class>', with the package as `agent-env plugin list` prints it".to_string(),
-        };
-        return Err(ConfigError::Store(format!(
-            "Cannot import impl '{impl_name}': no installed plugin package named '{package}'{instead}"
-        )));
+        return Err(ConfigError::Store(
+            impl_spelling::store_package_not_installed(manifests, kind.as_str(), package, class),
+        ));
     };
     match manifest.stores.get(class) {
         None => {

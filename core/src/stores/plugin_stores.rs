@@ -82,17 +82,18 @@ impl HostPluginStores {
     fn spawn_spec(&self, kind: StoreKind, package: &str, class: &str) -> StoreResult<SpawnSpec> {
         let impl_name = format!("{package}:{class}");
         let Some(found) = self.package(package) else {
-            // The package that does provide the class, when one does (a typo in the package's
-            // name, or the original's module path), is what to write instead.
+            // What `config check` says of it too: the package that does provide the class, when
+            // one does (a typo in the package's name, or the original's module path), is what to
+            // write instead.
             let manifests = self.packages.iter().map(|p| &p.manifest);
-            let instead =
-                match crate::impl_spelling::store_provider(manifests, kind.as_str(), class) {
-                    Some(m) => crate::impl_spelling::write_instead(m, class, "impl = "),
-                    None => " (agent-env plugin list shows the installed ones)".to_string(),
-                };
-            return Err(StoreError::Config(format!(
-                "Cannot import impl '{impl_name}': no plugin package '{package}' is installed{instead}"
-            )));
+            return Err(StoreError::Config(
+                crate::impl_spelling::store_package_not_installed(
+                    manifests,
+                    kind.as_str(),
+                    package,
+                    class,
+                ),
+            ));
         };
         check_class(&found.manifest, kind, package, class)?;
         let settings = found.settings.clone().map_err(|why| {

@@ -680,6 +680,22 @@ fn plugin_stores_are_checked_against_the_installed_manifests() {
     }
 }
 
+/// The original's impl, a Python module path, with no plugin installed that provides the class:
+/// `config check` and `store check` say the one sentence, which sends the user to porting it.
+#[test]
+fn a_python_module_path_impl_is_said_to_be_a_python_store_class() {
+    let p = Project::new(
+        "[stores.object]\nimpl = \"agentenv_openciv3.stores:ContentAddressedObjectStore\"\n",
+    );
+    let said = "Cannot import impl 'agentenv_openciv3.stores:ContentAddressedObjectStore': 'agentenv_openciv3.stores' is a Python module path, and this agent-env does not load Python store classes: a store written in Python is a plugin (`agent-env plugin new NAME --lang python --kind store --store object` sets one up), named impl = \"<package>:<Class>\" once `agent-env plugin add` installed it; see \"A plugin is a program with a manifest\" in docs/migrating-from-python.md";
+    let (code, json) = p.check(&[]);
+    assert_eq!(code, 1, "{json}");
+    assert_eq!(messages(&json), [said]);
+    let (code, out, err) = p.run_stderr(&[], &["store", "check", "object"]);
+    assert_eq!(code, 1, "{out}\n{err}");
+    assert!(out.contains(said) || err.contains(said), "{out}\n{err}");
+}
+
 #[test]
 fn a_plugin_store_is_opened_in_its_plugin_which_checks_its_keys() {
     let p = Project::new(

@@ -110,14 +110,14 @@ fn a_class_the_manifest_does_not_list_is_refused_before_starting_anything() {
     let work = write_setup(dir.path(), "agentenv-missing:Cas", "{}");
     let (_, _, err) = check(dir.path(), &work);
     assert!(
-        err.contains("no plugin package 'agentenv-missing' is installed"),
+        err.contains("Cannot import impl 'agentenv-missing:Cas': no installed plugin package named 'agentenv-missing'; a plugin's store is named '<package>:<Class>'"),
         "{err}"
     );
     // A typo in the package's name: the package that provides the class is named.
     let work = write_setup(dir.path(), "agentenv-fixture-work:MemoryObjectStore", "{}");
     let (_, _, err) = check(dir.path(), &work);
     assert!(
-        err.contains("no plugin package 'agentenv-fixture-work' is installed; agentenv-fixture-works provides MemoryObjectStore: write impl = \"agentenv-fixture-works:MemoryObjectStore\""),
+        err.contains("no installed plugin package named 'agentenv-fixture-work'; agentenv-fixture-works provides MemoryObjectStore: write impl = \"agentenv-fixture-works:MemoryObjectStore\""),
         "{err}"
     );
 }
