@@ -4,8 +4,10 @@
 //! and any setting whose text holds one (a URI's password, `password=…` in a connection string, a token
 //! by its shape). Anyone who may read the file (or its history, once it is committed) reads them;
 //! `config check` warns of each. The `values` table of `[stores.secret]` holds secrets by design and is
-//! left alone, as are short values under a secret-like key (`auth = "none"`), which are settings
-//! rather than secrets. When the file itself is open to other users on this machine (its mode gives
+//! left alone. A key that names the credential itself (`api_key`, `password`, `client_secret`, …) is
+//! warned of from a few characters on (`api_key = "sk-abc"`), as a URI's password is; under the other
+//! secret-like keys short values (`auth = "none"`, `session = "default"`) are settings rather than
+//! secrets. When the file itself is open to other users on this machine (its mode gives
 //! its group or others anything), each warning says so, with the `chmod` that closes it.
 
 use toml::{Table, Value};
@@ -13,8 +15,8 @@ use toml::{Table, Value};
 use super::file_modes::OpenFile;
 use super::mask_text::mask_text;
 use super::references::parse_reference;
-use super::secret_names::is_secret_key;
-use crate::redaction::MIN_NAMED_CHARS;
+use super::secret_names::{is_credential_key, is_secret_key};
+use crate::redaction::{MIN_NAMED_CHARS, MIN_SECRET_CHARS};
 
 /// One warning for each credential written out in `table` (the whole document), in its order;
 /// `open` is the config file when other users may open it.
@@ -40,6 +42,8 @@ fn walk<'t>(path: &mut Vec<&'t str>, table: &'t Table, readers: &str, found: &mu
             // The local secret store's own values are secrets kept in the file on purpose.
             Value::Table(_) if path.as_slice() == ["stores", "secret", "config", "values"] => {}
             Value::Table(inner) => walk(path, inner, readers, found),
+            // `[stores] secret = "local"` chooses the secret store; it holds none.
+            Value::String(_) if path.as_slice() == ["stores", "secret"] => {}
             Value::String(text) => {
                 if let Some(what) = written_out(key, text) {
                     let (setting, section) =
@@ -59,15 +63,20 @@ fn walk<'t>(path: &mut Vec<&'t str>, table: &'t Table, readers: &str, found: &mu
 /// What of `value` (the setting `key`'s) is a credential written out, as the warning says it; `None`
 /// when nothing is. A reference's name is no secret; its default may be one.
 fn written_out(key: &str, value: &str) -> Option<&'static str> {
-    let (literal, secret, in_default) = match parse_reference(value) {
-        Some(reference) => (
-            reference.default?,
-            is_secret_key(key) || is_secret_key(reference.name),
-            true,
-        ),
-        None => (value, is_secret_key(key), false),
+    let (literal, names) = match parse_reference(value) {
+        Some(reference) => (reference.default?, vec![key, reference.name]),
+        None => (value, vec![key]),
     };
-    if secret && literal.chars().count() >= MIN_NAMED_CHARS {
+    let in_default = names.len() > 1;
+    // The fewest characters a value under one of these names is a credential at, if they are secret.
+    let least = if names.iter().any(|n| is_credential_key(n)) {
+        Some(MIN_SECRET_CHARS)
+    } else if names.iter().any(|n| is_secret_key(n)) {
+        Some(MIN_NAMED_CHARS)
+    } else {
+        None
+    };
+    if least.is_some_and(|least| literal.chars().count() >= least) {
         return Some(if in_default {
             "has its default written out"
         } else {
@@ -179,6 +188,14 @@ password = "short"
             "env:MY_SECRET?SuperSecretValue12345"
         ));
         assert!(warned("setting", "env:API_TOKEN?SuperSecretValue12345"));
+        // A key naming the credential itself, from a few characters on; a short setting elsewhere.
+        assert!(warned("api_key", "sk-abc"));
+        assert!(warned("X-Api-Key", "abc123"));
+        assert!(warned("db_password", "hunter"));
+        assert!(warned("setting", "env:CLIENT_SECRET?abc123"));
+        assert!(!warned("api_key", "EMPTY"));
+        assert!(!warned("session", "default"));
+        assert!(!warned("token_url", "/oauth"));
         // What is no credential.
         assert!(!warned("dsn", "postgres://u@h/db"));
         assert!(!warned("dsn", "postgres://h/db?user=u"));

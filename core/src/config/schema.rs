@@ -108,6 +108,13 @@ pub const TOP_LEVEL: &[(&str, Node)] = &[
     ("plugins", Node::FreeForm),
 ];
 
+/// Whether a table's keys it does not take are refused (a problem `config check` reports, from
+/// [`super::registrations::check_agents`]) rather than left unread (a warning): `[agents]`, as in the
+/// original. Such a key is said once, as the problem.
+pub fn refuses_unknown_keys(path: &[&str]) -> bool {
+    path == ["agents"]
+}
+
 /// The node of a top-level table.
 pub fn top_level(name: &str) -> Option<Node> {
     TOP_LEVEL.iter().find(|(k, _)| *k == name).map(|(_, n)| *n)

@@ -27,12 +27,41 @@ pub const SECRET_WORDS: [&str; 18] = [
 /// The mask itself.
 pub use crate::redaction::MASK;
 
-/// Whether a key names something secret.
-pub fn is_secret_key(key: &str) -> bool {
-    let folded: String = key
-        .chars()
+/// Words that end a key naming a credential itself (`api_key`, `client_secret`, `db_password`,
+/// `auth_token`), folded as [`SECRET_WORDS`] are. The other secret-like keys (`auth`, `session`,
+/// `headers`, `token_url`) often hold a setting about a secret rather than the secret.
+pub const CREDENTIAL_ENDINGS: [&str; 12] = [
+    "password",
+    "passwd",
+    "passphrase",
+    "pwd",
+    "secret",
+    "token",
+    "credential",
+    "credentials",
+    "apikey",
+    "privatekey",
+    "accesskey",
+    "signingkey",
+];
+
+/// `key` in lower case with `-`, `_`, `.` and spaces left out: `X-Api-Key` is `xapikey`.
+fn folded(key: &str) -> String {
+    key.chars()
         .filter(|c| !matches!(c, '-' | '_' | '.' | ' '))
         .flat_map(char::to_lowercase)
-        .collect();
+        .collect()
+}
+
+/// Whether a key names something secret.
+pub fn is_secret_key(key: &str) -> bool {
+    let folded = folded(key);
     SECRET_WORDS.iter().any(|w| folded.contains(w))
+}
+
+/// Whether a key names a credential itself ([`CREDENTIAL_ENDINGS`]): a value under it is the
+/// credential, however short.
+pub fn is_credential_key(key: &str) -> bool {
+    let folded = folded(key);
+    CREDENTIAL_ENDINGS.iter().any(|w| folded.ends_with(w))
 }

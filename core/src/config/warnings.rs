@@ -104,6 +104,8 @@ fn walk(path: &[&str], node: Node, value: &Value, out: &mut Buckets) {
                     out.misplaced.push(format!(
                         "[{here}] has a key named '{key}', which is also a top-level section — a bare key binds to the table above it. Did you mean [{key}]?"
                     ));
+                } else if schema::refuses_unknown_keys(path) {
+                    // The section's own problem names it.
                 } else {
                     let hint = best_match(key, node.keys(), HINT_CUTOFF)
                         .map(|m| format!(" Did you mean '{m}'?"))

@@ -137,6 +137,35 @@ fn a_credential_written_out_in_the_file_is_warned_of() {
     assert!(!json.to_string().contains("tok-1234567890abcdef"), "{json}");
 }
 
+/// A key `[agents]` refuses is said once, as the problem it is, not also as a key left unread.
+#[test]
+fn a_key_agents_refuses_is_said_once() {
+    let p = Project::new("[agents]\nfoo = 1\n");
+    let (code, json) = p.check(&[]);
+    assert_eq!(code, 1, "{json:#}");
+    assert_eq!(
+        messages(&json),
+        ["[agents] has unknown keys ['foo']; allowed: ['default_a2a_agent_id']"]
+    );
+    assert_eq!(warnings_of(&json), Vec::<&str>::new(), "{json:#}");
+}
+
+/// A key that names the credential itself is warned of however short its value, as a URL's password
+/// is; a short setting under a merely secret-like key is not.
+#[test]
+fn a_short_api_key_written_out_is_warned_of() {
+    let p = Project::new("[model]\napi_key = \"sk-abc\"\n[plugins.acme]\nauth = \"none\"\n");
+    let (code, json) = p.check(&[]);
+    assert_eq!(code, 0, "{json:#}");
+    let warnings = warnings_of(&json);
+    assert_eq!(warnings.len(), 1, "{json:#}");
+    assert!(
+        warnings[0].starts_with("[model] api_key is written out in the config file"),
+        "{json:#}"
+    );
+    assert!(!warnings[0].contains("sk-abc"), "{json:#}");
+}
+
 fn set_mode(path: &Path, mode: u32) {
     use std::os::unix::fs::PermissionsExt;
     std::fs::set_permissions(path, std::fs::Permissions::from_mode(mode)).unwrap();
