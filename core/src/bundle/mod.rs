@@ -9,7 +9,7 @@
 //!   run names.
 //! - [`natural_order`]: the order of a bundle's tasks and evals, `task2` before `task10`.
 //! - [`ids`] and [`step_fields`]: the ids a bundle's entities get and the common fields of a step;
-//!   [`task_json`] reads a task file's JSON, refusing a key given twice.
+//!   [`task_json`] reads a task file's JSON, finding every key given twice.
 //!
 //! Planning a run and the ledger of what was written belong to the run (`crate::run`).
 

@@ -463,9 +463,21 @@ impl Parser<'_> {
             // An array of steps, or an object with a `steps` array (the form `task put` also takes).
             // A byte order mark (some editors write one) is not part of the JSON.
             let json = text.strip_prefix(UTF8_BOM).unwrap_or(&text);
-            let steps = match super::task_json::parse(json) {
-                Ok(Value::Array(items)) => self.read_steps(&rel, items),
-                Ok(Value::Object(mut doc)) if doc.get("steps").is_some_and(Value::is_array) => {
+            let parsed = match super::task_json::parse_all(json) {
+                Ok(parsed) => parsed,
+                Err(e) => {
+                    self.problem(&rel, format!("isn't valid JSON: {e}"));
+                    continue;
+                }
+            };
+            // Every key given twice, and the file's other problems with them: its values read as
+            // a JSON reader reads them, the last of each.
+            for duplicate in &parsed.duplicates {
+                self.problem(&rel, duplicate.describe(&parsed.value));
+            }
+            let steps = match parsed.value {
+                Value::Array(items) => self.read_steps(&rel, items),
+                Value::Object(mut doc) if doc.get("steps").is_some_and(Value::is_array) => {
                     // `task put` takes the id a task file gives; a bundle names its tasks by file.
                     if let Some(given) = doc.get("id").and_then(Value::as_str) {
                         if given != name {
@@ -480,19 +492,11 @@ impl Parser<'_> {
                     };
                     self.read_steps(&rel, items)
                 }
-                Ok(_) => {
+                _ => {
                     self.problem(
                         &rel,
                         "a task file must be a JSON array of step objects, or an object with a \"steps\" array",
                     );
-                    continue;
-                }
-                Err(super::task_json::TaskJsonError::Invalid(e)) => {
-                    self.problem(&rel, format!("isn't valid JSON: {e}"));
-                    continue;
-                }
-                Err(e) => {
-                    self.problem(&rel, e.to_string());
                     continue;
                 }
             };
@@ -1126,7 +1130,7 @@ mod tests {
             .to_string();
         assert_eq!(
             err,
-            "b/tasks/t.json: has the key 'criteria' twice in one object (line 3), and only the last would be read: keep the one you mean"
+            "b/tasks/t.json: step 1 ('v') has the key 'criteria' twice (line 3, column 3), and only the last would be read: keep the one you mean"
         );
     }
 

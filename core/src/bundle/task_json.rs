@@ -1,8 +1,10 @@
 //! A task file's JSON, read so that a key given twice in one object (a copy-paste leftover, whose
-//! first value a plain reader drops without a word) is refused rather than read as its last value.
+//! first value a plain reader drops without a word) is found rather than read as its last value:
+//! [`parse_all`] finds every such key, with where it is, and [`parse`] refuses the first.
 
-use std::cell::RefCell;
+use std::cell::{Cell, RefCell};
 use std::fmt;
+use std::io::Read;
 
 use serde::de::{DeserializeSeed, Deserializer, MapAccess, SeqAccess, Visitor};
 use serde_json::{Map, Value};
@@ -16,30 +18,168 @@ pub enum TaskJsonError {
     DuplicateKey { key: String, line: usize },
 }
 
-/// The JSON value of `text`, refusing an object that gives one key twice.
-pub fn parse(text: &[u8]) -> Result<Value, TaskJsonError> {
-    let duplicate = RefCell::new(None);
-    let mut reader = serde_json::Deserializer::from_slice(text);
-    let parsed = UniqueKeys {
-        duplicate: &duplicate,
-    }
-    .deserialize(&mut reader)
-    .and_then(|value| reader.end().map(|()| value));
-    match (parsed, duplicate.into_inner()) {
-        (Err(e), Some(key)) => Err(TaskJsonError::DuplicateKey {
-            key,
-            line: e.line(),
-        }),
-        (Err(e), None) => Err(TaskJsonError::Invalid(e)),
-        (Ok(value), _) => Ok(value),
+/// A task file's JSON value (a key given twice read as its last value, as any JSON reader does),
+/// with every key some object of it gives twice.
+#[derive(Debug)]
+pub struct TaskJson {
+    pub value: Value,
+    /// In the order they are written.
+    pub duplicates: Vec<DuplicateKey>,
+}
+
+/// A key given a second time in one object.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct DuplicateKey {
+    pub key: String,
+    /// Where the second one starts: its line and its column (in characters), both from 1.
+    pub line: usize,
+    pub column: usize,
+    /// The object's place in the document: the keys and indexes (from 0) that lead to it.
+    pub within: Vec<Segment>,
+}
+
+/// One step of the way from a document's top to a value in it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Segment {
+    Key(String),
+    Index(usize),
+}
+
+impl DuplicateKey {
+    /// What a task file's problem says of it, `value` being the file's JSON: the step it is in
+    /// (by its number, counted from 1, and its id) and its line and column, since a task file is
+    /// often one line.
+    pub fn describe(&self, value: &Value) -> String {
+        let (key, at) = (
+            &self.key,
+            format!("line {}, column {}", self.line, self.column),
+        );
+        let read = "and only the last would be read: keep the one you mean";
+        // The steps are the document itself, or its "steps".
+        let step_at = match (value, self.within.as_slice()) {
+            (Value::Array(_), [Segment::Index(i), rest @ ..]) => Some((value.get(i), *i, rest)),
+            (Value::Object(doc), [Segment::Key(k), Segment::Index(i), rest @ ..])
+                if k == "steps" =>
+            {
+                Some((doc.get("steps").and_then(|s| s.get(i)), *i, rest))
+            }
+            _ => None,
+        };
+        let Some((step, index, rest)) = step_at else {
+            return format!("has the key '{key}' twice in one object ({at}), {read}");
+        };
+        let step = match step.and_then(|s| s.get("id")).and_then(Value::as_str) {
+            Some(id) => format!("step {} ('{id}')", index + 1),
+            None => format!("step {}", index + 1),
+        };
+        match rest.first() {
+            None => format!("{step} has the key '{key}' twice ({at}), {read}"),
+            Some(Segment::Key(field)) => format!(
+                "{step} has the key '{key}' twice in one object of its '{field}' ({at}), {read}"
+            ),
+            Some(Segment::Index(_)) => {
+                format!("{step} has the key '{key}' twice in one object ({at}), {read}")
+            }
+        }
     }
 }
 
-/// Reads one JSON value as [`Value`] does, and notes in `duplicate` the first key an object gives
-/// twice (the reader's error then says where).
+/// The JSON value of `text`, refusing an object that gives one key twice (the first such key).
+pub fn parse(text: &[u8]) -> Result<Value, TaskJsonError> {
+    let parsed = parse_all(text).map_err(TaskJsonError::Invalid)?;
+    match parsed.duplicates.into_iter().next() {
+        Some(DuplicateKey { key, line, .. }) => Err(TaskJsonError::DuplicateKey { key, line }),
+        None => Ok(parsed.value),
+    }
+}
+
+/// The JSON value of `text`, with every key an object of it gives twice.
+pub fn parse_all(text: &[u8]) -> Result<TaskJson, serde_json::Error> {
+    let read = Cell::new(0);
+    let found = Found {
+        text,
+        read: &read,
+        within: RefCell::new(Vec::new()),
+        duplicates: RefCell::new(Vec::new()),
+    };
+    // Read through a counter, so that where a key ends is known when it is found twice.
+    let mut reader = serde_json::Deserializer::from_reader(Counted { text, read: &read });
+    let value = UniqueKeys { found: &found }.deserialize(&mut reader)?;
+    reader.end()?;
+    Ok(TaskJson {
+        value,
+        duplicates: found.duplicates.into_inner(),
+    })
+}
+
+/// `text` read as a reader, counting the bytes read.
+struct Counted<'a> {
+    text: &'a [u8],
+    read: &'a Cell<usize>,
+}
+
+impl Read for Counted<'_> {
+    fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
+        let at = self.read.get();
+        let rest = self.text.get(at..).unwrap_or_default();
+        let n = rest.len().min(buf.len());
+        buf[..n].copy_from_slice(&rest[..n]);
+        self.read.set(at + n);
+        Ok(n)
+    }
+}
+
+/// What reading a document finds: the keys given twice, and where reading is.
+struct Found<'a> {
+    text: &'a [u8],
+    /// How many bytes of `text` were read.
+    read: &'a Cell<usize>,
+    /// The way to the value being read.
+    within: RefCell<Vec<Segment>>,
+    duplicates: RefCell<Vec<DuplicateKey>>,
+}
+
+impl Found<'_> {
+    /// Notes `key`, just read (its closing quote the last byte read), as given twice.
+    fn duplicate(&self, key: &str) {
+        let start = key_start(self.text, self.read.get());
+        let before = &self.text[..start];
+        let line_start = before
+            .iter()
+            .rposition(|b| *b == b'\n')
+            .map_or(0, |at| at + 1);
+        self.duplicates.borrow_mut().push(DuplicateKey {
+            key: key.to_string(),
+            line: 1 + before.iter().filter(|b| **b == b'\n').count(),
+            column: 1 + String::from_utf8_lossy(&before[line_start..])
+                .chars()
+                .count(),
+            within: self.within.borrow().clone(),
+        });
+    }
+}
+
+/// Where the string whose closing quote ends at `end` (the byte after it) opens: its opening
+/// quote, the last unescaped one before the closing one.
+fn key_start(text: &[u8], end: usize) -> usize {
+    let closing = end.saturating_sub(1).min(text.len());
+    let mut at = closing;
+    while at > 0 {
+        at -= 1;
+        if text[at] == b'"' {
+            let backslashes = text[..at].iter().rev().take_while(|b| **b == b'\\').count();
+            if backslashes % 2 == 0 {
+                return at;
+            }
+        }
+    }
+    0
+}
+
+/// Reads one JSON value as [`Value`] does, and notes in `found` each key an object gives twice.
 #[derive(Clone, Copy)]
 struct UniqueKeys<'a> {
-    duplicate: &'a RefCell<Option<String>>,
+    found: &'a Found<'a>,
 }
 
 impl<'de> DeserializeSeed<'de> for UniqueKeys<'_> {
@@ -91,22 +231,33 @@ impl<'de> Visitor<'de> for UniqueKeys<'_> {
 
     fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<Value, A::Error> {
         let mut items = Vec::new();
-        while let Some(item) = seq.next_element_seed(self)? {
-            items.push(item);
+        loop {
+            self.found
+                .within
+                .borrow_mut()
+                .push(Segment::Index(items.len()));
+            let item = seq.next_element_seed(self);
+            self.found.within.borrow_mut().pop();
+            match item? {
+                Some(item) => items.push(item),
+                None => return Ok(Value::Array(items)),
+            }
         }
-        Ok(Value::Array(items))
     }
 
     fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Value, A::Error> {
         let mut object = Map::new();
         while let Some(key) = map.next_key::<String>()? {
             if object.contains_key(&key) {
-                let message = format!("duplicate key '{key}'");
-                self.duplicate.replace(Some(key));
-                return Err(serde::de::Error::custom(message));
+                self.found.duplicate(&key);
             }
-            let value = map.next_value_seed(self)?;
-            object.insert(key, value);
+            self.found
+                .within
+                .borrow_mut()
+                .push(Segment::Key(key.clone()));
+            let value = map.next_value_seed(self);
+            self.found.within.borrow_mut().pop();
+            object.insert(key, value?);
         }
         Ok(Value::Object(object))
     }
@@ -134,6 +285,48 @@ mod tests {
         assert_eq!(
             value,
             serde_json::json!([{"x": 1, "y": [true, null, -2, 2.5, "s"]}, {"x": 2}])
+        );
+    }
+
+    #[test]
+    fn every_key_given_twice_is_found_with_its_line_column_and_step() {
+        let text = "[{\"id\": \"a\", \"x\": 1, \"x\": 2, \"y\": 1, \"y\": 2},\n {\"id\": \"v\", \"criteria\": [{\"p\": 1, \"p\\\"\": 1, \"p\": 3}]}]";
+        let parsed = parse_all(text.as_bytes()).unwrap();
+        let found: Vec<(&str, usize, usize)> = parsed
+            .duplicates
+            .iter()
+            .map(|d| (d.key.as_str(), d.line, d.column))
+            .collect();
+        assert_eq!(found, [("x", 1, 22), ("y", 1, 38), ("p", 2, 46)]);
+        // The last value is read, as any JSON reader does.
+        assert_eq!(parsed.value[0]["x"], 2);
+        let said: Vec<String> = parsed
+            .duplicates
+            .iter()
+            .map(|d| d.describe(&parsed.value))
+            .collect();
+        assert_eq!(
+            said[0],
+            "step 1 ('a') has the key 'x' twice (line 1, column 22), and only the last would be read: keep the one you mean"
+        );
+        assert_eq!(
+            said[2],
+            "step 2 ('v') has the key 'p' twice in one object of its 'criteria' (line 2, column 46), and only the last would be read: keep the one you mean"
+        );
+        // In the {"steps": [...]} form, and outside any step.
+        let parsed =
+            parse_all(br#"{"steps": [{"type": 1, "type": 2}], "name": 1, "name": 2}"#).unwrap();
+        let said: Vec<String> = parsed
+            .duplicates
+            .iter()
+            .map(|d| d.describe(&parsed.value))
+            .collect();
+        assert_eq!(
+            said,
+            [
+                "step 1 has the key 'type' twice (line 1, column 24), and only the last would be read: keep the one you mean",
+                "has the key 'name' twice in one object (line 1, column 48), and only the last would be read: keep the one you mean"
+            ]
         );
     }
 

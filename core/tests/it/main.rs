@@ -59,6 +59,7 @@ mod run_signals;
 mod run_step_deadline;
 mod run_store_plugin_trouble;
 mod run_store_refusals;
+mod run_task_file_problems;
 mod run_timeouts;
 mod secret_masking;
 mod state_moved;
