@@ -51,3 +51,36 @@ fn every_key_given_twice_is_said_with_the_files_other_problems() {
     }
     assert_eq!(problems.len(), 5, "{problems:#?}");
 }
+
+/// A criterion's pattern that is not a string says so, with what it got; a field given under both
+/// its names (ours and the Python original's, or `path` beside `paths`) saying two things is
+/// refused, not read as one of them in silence; under both names saying one thing it is read.
+#[test]
+fn a_criterion_says_its_wrong_pattern_and_may_not_give_one_field_twice() {
+    let s = Sandboxed::new();
+    s.write(
+        "bundle/tasks/t.json",
+        r#"[{"id": "box", "type": "deploy_sandbox", "sandbox_name": "box"},
+            {"id": "v", "type": "verify_sandbox", "sandbox_name": "box", "verifier_id": "v",
+             "aggregator": "all_pass", "score_aggregator": "any_pass",
+             "criteria": [
+               {"type": "probe_file_contains", "path": "a", "expected": 5},
+               {"type": "bash_cmd_succeeds", "command": "true", "bash_cmd": "false"},
+               {"type": "probe_file_exists", "path": "a", "paths": ["b"]},
+               {"type": "probe_file_contains", "paths": ["a"], "expected": "x", "value": "y"},
+               {"type": "probe_file_contains", "path": "a", "paths": ["a"], "expected": "x", "value": "x"}
+             ]}]"#,
+    );
+    let problems = problems_of(&s);
+    let step = "tasks/t.json: step 'v': verify_sandbox can't read it";
+    for said in [
+        format!("{step} (criterion 1 (probe_file_contains): 'expected' must be a string (a regular expression), got 5)"),
+        format!("{step} (criterion 2 (bash_cmd_succeeds) gives both 'command' and 'bash_cmd', two names of one field, and they differ: keep one (only 'command' would be read))"),
+        format!("{step} (criterion 3 (probe_file_exists) gives both 'paths' and 'path', two names of one field, and they differ: keep one (only 'paths' would be read))"),
+        format!("{step} (criterion 4 (probe_file_contains) gives both 'expected' and 'value', two names of one field, and they differ: keep one (only 'expected' would be read))"),
+        format!("{step} (the step gives both 'aggregator' and 'score_aggregator', two names of one field, and they differ: keep one (only 'aggregator' would be read))"),
+    ] {
+        assert_says(&problems, &said);
+    }
+    assert_eq!(problems.len(), 5, "{problems:#?}");
+}

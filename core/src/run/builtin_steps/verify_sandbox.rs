@@ -8,7 +8,8 @@
 //!
 //! Task files written for the Python original plan and score the same here: its spellings are read
 //! beside ours (`bash_cmd` for `command`, `value` for `expected`, `score_aggregator` for `aggregator`,
-//! `shell_timeout_seconds` on the step for every command), and each result row carries the
+//! `shell_timeout_seconds` on the step for every command; a criterion or step giving a field under
+//! both names, saying different things, is refused), and each result row carries the
 //! criterion's own fields (its `criterion` text, `weight`, …) as the original's rows do.
 
 use std::path::{Path, PathBuf};
@@ -69,6 +70,55 @@ fn either<'a>(v: &'a Value, ours: &str, original: &str) -> Option<&'a Value> {
     v.get(ours).or_else(|| v.get(original))
 }
 
+/// A field given under either of its names (null is not given), with the name it is given under:
+/// ours first, then the original's.
+fn given_either<'a>(
+    v: &'a Value,
+    ours: &'a str,
+    original: &'a str,
+) -> Option<(&'a str, &'a Value)> {
+    [ours, original].into_iter().find_map(|key| {
+        v.get(key)
+            .filter(|value| !value.is_null())
+            .map(|value| (key, value))
+    })
+}
+
+/// The fields a criterion may give under two names, ours first: the original's spelling, or one
+/// path for a list of them.
+const CRITERION_TWO_NAMES: [(&str, &str); 3] = [
+    ("paths", "path"),
+    ("command", "bash_cmd"),
+    ("expected", "value"),
+];
+
+/// The field a step may give under two names, ours first.
+const STEP_TWO_NAMES: [(&str, &str); 1] = [("aggregator", "score_aggregator")];
+
+/// The fields of `names` that `object` gives under both their names, saying different things:
+/// only ours would be read, so the other would be ignored without a word.
+fn both_names_given(object: &Map<String, Value>, names: &[(&str, &str)]) -> Vec<String> {
+    names
+        .iter()
+        .filter_map(|(ours, original)| {
+            let (a, b) = (object.get(*ours)?, object.get(*original)?);
+            (!a.is_null() && !b.is_null() && !say_one_thing(a, b)).then(|| {
+                format!(
+                    "gives both '{ours}' and '{original}', two names of one field, and they differ: keep one (only '{ours}' would be read)"
+                )
+            })
+        })
+        .collect()
+}
+
+/// Whether two values of one field say one thing: they are equal, or the first is the list of the
+/// second alone (`"paths": ["a"]` and `"path": "a"`).
+fn say_one_thing(a: &Value, b: &Value) -> bool {
+    a == b
+        || a.as_array()
+            .is_some_and(|list| list == std::slice::from_ref(b))
+}
+
 /// The command of a `bash_cmd_succeeds` criterion (`command`, or the original's `bash_cmd`).
 fn command_of(criterion: &Value) -> Option<&str> {
     either(criterion, "command", "bash_cmd").and_then(Value::as_str)
@@ -89,7 +139,7 @@ pub fn bash_commands(step: &Map<String, Value>) -> Vec<(usize, &str)> {
 
 /// The pattern of a `probe_file_contains` criterion (`expected`, or the original's `value`).
 fn pattern_of(criterion: &Value) -> Option<&str> {
-    either(criterion, "expected", "value").and_then(Value::as_str)
+    given_either(criterion, "expected", "value").and_then(|(_, pattern)| pattern.as_str())
 }
 
 /// The step's aggregator (`aggregator`, or the original's `score_aggregator`).
@@ -182,6 +232,9 @@ impl BuiltinStep for VerifySandbox {
         let mut problems = Vec::new();
         require_str(step, "sandbox_name", &mut problems);
         require_str(step, "verifier_id", &mut problems);
+        for both in both_names_given(step, &STEP_TWO_NAMES) {
+            problems.push(format!("the step {both}"));
+        }
         if let Some(a) = aggregator_of(step) {
             if !a.as_str().is_some_and(|a| AGGREGATORS.contains(&a)) {
                 problems.push(format!(
@@ -229,6 +282,9 @@ impl BuiltinStep for VerifySandbox {
             let kind = c.get("type").and_then(Value::as_str).unwrap_or("");
             let no_fields = Map::new();
             let fields = c.as_object().unwrap_or(&no_fields);
+            for both in both_names_given(fields, &CRITERION_TWO_NAMES) {
+                problems.push(format!("criterion {i} ({kind}) {both}"));
+            }
             let needs_paths = || match c.get("paths").and_then(Value::as_array) {
                 Some(paths) if paths.is_empty() => {
                     format!("criterion {i} ({kind}): 'paths' is empty; give it the paths to check")
@@ -268,14 +324,17 @@ impl BuiltinStep for VerifySandbox {
                     if lacks_paths(c) {
                         problems.push(needs_paths());
                     }
-                    match pattern_of(c) {
-                        Some(re) => {
+                    match given_either(c, "expected", "value") {
+                        Some((_, Value::String(re))) => {
                             if let Err(e) = super::patterns::compiled(re) {
                                 problems.push(format!(
                                     "criterion {i} ({kind}): 'expected' is not a valid regular expression: {e}"
                                 ));
                             }
                         }
+                        Some((key, other)) => problems.push(format!(
+                            "criterion {i} ({kind}): '{key}' must be a string (a regular expression), got {other}"
+                        )),
                         None => problems.push(format!(
                             "criterion {i} ({kind}) needs 'expected' (or 'value'){}",
                             super::mistyped_key(fields, "expected")
