@@ -568,7 +568,7 @@ impl Parser<'_> {
                 if !f.is_boolean() {
                     self.problem(
                         rel,
-                        format!("step '{id}': fail_task_on_error must be true or false"),
+                        format!("step '{id}': fail_task_on_error must be true or false, got {f}"),
                     );
                 }
             }
@@ -672,10 +672,7 @@ impl Parser<'_> {
                         });
                         match list {
                             Some(l) if !l.is_empty() => eval.tasks = l,
-                            _ => self.problem(
-                                &rel,
-                                "tasks must be a non-empty list of task names or ids",
-                            ),
+                            _ => self.problem(&rel, eval_tasks_problem(&value)),
                         }
                     }
                     "type" => match value.as_str() {
@@ -800,6 +797,18 @@ impl Parser<'_> {
                 ));
             }
         }
+    }
+}
+
+/// What an eval's `tasks` that is not a non-empty list of strings is told: what it got, and for one
+/// task name, the list of it to write.
+fn eval_tasks_problem(value: &toml::Value) -> String {
+    let wanted = "tasks must be a non-empty list of task names or ids";
+    match value {
+        toml::Value::String(_) => format!("{wanted}, got a string: write tasks = [{value}]"),
+        toml::Value::Array(items) if items.is_empty() => format!("{wanted}, got an empty list"),
+        toml::Value::Array(_) => format!("{wanted} (strings), got {value}"),
+        other => format!("{wanted}, got {other}"),
     }
 }
 

@@ -4,8 +4,19 @@ use serde_json::{Map, Value};
 
 /// The step ids a `depends_on` value names: a list of step ids or `{"task_step_id": …}` objects.
 pub fn dependency_ids(value: &Value) -> Result<Vec<String>, String> {
-    let Value::Array(items) = value else {
-        return Err("depends_on must be a list of step ids".to_string());
+    let items = match value {
+        Value::Array(items) => items,
+        // One step id is written as the list of it.
+        Value::String(_) => {
+            return Err(format!(
+                "depends_on must be a list of step ids, got {value}: write [{value}]"
+            ))
+        }
+        _ => {
+            return Err(format!(
+                "depends_on must be a list of step ids, got {value}"
+            ))
+        }
     };
     items
         .iter()
@@ -15,7 +26,9 @@ pub fn dependency_ids(value: &Value) -> Result<Vec<String>, String> {
                 Some(Value::String(s)) => Ok(s.clone()),
                 _ => Err("a depends_on entry that is an object needs a task_step_id".to_string()),
             },
-            _ => Err("depends_on must be a list of step ids".to_string()),
+            _ => Err(format!(
+                "depends_on must be a list of step ids, and it holds {item}"
+            )),
         })
         .collect()
 }

@@ -84,3 +84,30 @@ fn a_criterion_says_its_wrong_pattern_and_may_not_give_one_field_twice() {
     }
     assert_eq!(problems.len(), 5, "{problems:#?}");
 }
+
+/// A value of the wrong kind is quoted, with what to write when that is plain: one step id for
+/// `depends_on`'s list, one task name for an eval's.
+#[test]
+fn a_value_of_the_wrong_kind_is_quoted_with_what_to_write() {
+    let s = Sandboxed::new();
+    s.write(
+        "bundle/tasks/t.json",
+        r#"[{"id": "v", "type": "deploy_sandbox", "sandbox_name": "box"},
+            {"id": "w", "type": "deploy_sandbox", "sandbox_name": "b2", "depends_on": "v",
+             "fail_task_on_error": "no"},
+            {"id": "x", "type": "deploy_sandbox", "sandbox_name": "b3", "depends_on": ["v", 5]}]"#,
+    );
+    s.write("bundle/evals/e.toml", "tasks = \"t\"\n");
+    s.write("bundle/evals/f.toml", "tasks = []\n");
+    let problems = problems_of(&s);
+    for said in [
+        r#"tasks/t.json: step 'w': depends_on must be a list of step ids, got "v": write ["v"]"#,
+        r#"tasks/t.json: step 'w': fail_task_on_error must be true or false, got "no""#,
+        "tasks/t.json: step 'x': depends_on must be a list of step ids, and it holds 5",
+        r#"evals/e.toml: tasks must be a non-empty list of task names or ids, got a string: write tasks = ["t"]"#,
+        "evals/f.toml: tasks must be a non-empty list of task names or ids, got an empty list",
+    ] {
+        assert_says(&problems, said);
+    }
+    assert_eq!(problems.len(), 5, "{problems:#?}");
+}
