@@ -466,7 +466,7 @@ impl Parser<'_> {
             let parsed = match super::task_json::parse_all(json) {
                 Ok(parsed) => parsed,
                 Err(e) => {
-                    self.problem(&rel, format!("isn't valid JSON: {e}"));
+                    self.problem(&rel, super::task_json::why_not_json(&e, json));
                     continue;
                 }
             };

@@ -112,6 +112,35 @@ pub fn parse_all(text: &[u8]) -> Result<TaskJson, serde_json::Error> {
     })
 }
 
+/// What a task file's problem says of `text`, which does not parse as JSON with `error`: that it is
+/// empty, or holds a comment (which JSON has no room for), else what the JSON reader says.
+pub fn why_not_json(error: &serde_json::Error, text: &[u8]) -> String {
+    if text.iter().all(u8::is_ascii_whitespace) {
+        return "is empty: a task file holds its steps, as a JSON array of step objects ([{\"id\": …, \"type\": …}, …]) or an object with a \"steps\" array".to_string();
+    }
+    let line = error.line();
+    if let Some(column) = comment_at(text, line, error.column()) {
+        return format!(
+            "isn't valid JSON: JSON allows no comments, and one starts at line {line}, column {column}: remove it"
+        );
+    }
+    format!("isn't valid JSON: {error}")
+}
+
+/// The column (in characters, from 1) where a comment (`//` or `/*`) starts, when one starts where
+/// the JSON reader stopped: line `line`, at or just before byte `column` of it (both from 1).
+fn comment_at(text: &[u8], line: usize, column: usize) -> Option<usize> {
+    let this_line = text.split(|b| *b == b'\n').nth(line.saturating_sub(1))?;
+    let start = [column.saturating_sub(1), column.saturating_sub(2)]
+        .into_iter()
+        .find(|at| {
+            this_line
+                .get(*at..)
+                .is_some_and(|rest| rest.starts_with(b"//") || rest.starts_with(b"/*"))
+        })?;
+    Some(1 + String::from_utf8_lossy(&this_line[..start]).chars().count())
+}
+
 /// `text` read as a reader, counting the bytes read.
 struct Counted<'a> {
     text: &'a [u8],
@@ -327,6 +356,30 @@ mod tests {
                 "step 1 has the key 'type' twice (line 1, column 24), and only the last would be read: keep the one you mean",
                 "has the key 'name' twice in one object (line 1, column 48), and only the last would be read: keep the one you mean"
             ]
+        );
+    }
+
+    #[test]
+    fn an_empty_file_and_a_comment_are_said_as_such() {
+        let said =
+            |text: &str| why_not_json(&parse_all(text.as_bytes()).unwrap_err(), text.as_bytes());
+        assert!(said(" \n").starts_with("is empty: a task file holds its steps"));
+        for (text, at) in [
+            ("[\n// a step\n]", "line 2, column 1"),
+            ("[\n  /* a step */\n]", "line 2, column 3"),
+            ("[{\"id\": \"a\"} // a step\n]", "line 1, column 14"),
+            ("[{\"id\": \"é\"},\n /*\n*/]", "line 2, column 2"),
+        ] {
+            let said = said(text);
+            assert!(
+                said.starts_with("isn't valid JSON: JSON allows no comments, and one starts at ")
+                    && said.contains(at),
+                "{text}: {said}"
+            );
+        }
+        assert_eq!(
+            said("[1,"),
+            "isn't valid JSON: EOF while parsing a value at line 1 column 3"
         );
     }
 

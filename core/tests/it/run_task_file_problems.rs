@@ -111,3 +111,23 @@ fn a_value_of_the_wrong_kind_is_quoted_with_what_to_write() {
     }
     assert_eq!(problems.len(), 5, "{problems:#?}");
 }
+
+/// A task file that is empty, or holds a comment, is told so: not the JSON reader's "EOF while
+/// parsing a value at line 1 column 0" or "expected value".
+#[test]
+fn an_empty_task_file_and_a_comment_in_one_are_said_as_such() {
+    let s = Sandboxed::new();
+    s.write("bundle/tasks/empty.json", "\n");
+    s.write(
+        "bundle/tasks/commented.json",
+        "[\n  // the sandbox\n  {\"id\": \"box\", \"type\": \"deploy_sandbox\", \"sandbox_name\": \"box\"}\n]",
+    );
+    let problems = problems_of(&s);
+    assert_eq!(
+        problems,
+        [
+            "tasks/commented.json: isn't valid JSON: JSON allows no comments, and one starts at line 2, column 3: remove it",
+            "tasks/empty.json: is empty: a task file holds its steps, as a JSON array of step objects ([{\"id\": …, \"type\": …}, …]) or an object with a \"steps\" array",
+        ]
+    );
+}
