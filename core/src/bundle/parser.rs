@@ -486,6 +486,12 @@ impl Parser<'_> {
                             ));
                         }
                     }
+                    for key in doc
+                        .keys()
+                        .filter(|k| !TASK_DOCUMENT_KEYS.contains(&k.as_str()))
+                    {
+                        self.bundle.unread.push(unread_task_key(&rel, key));
+                    }
                     let items = match doc.remove("steps") {
                         Some(Value::Array(items)) => items,
                         _ => Vec::new(),
@@ -797,6 +803,19 @@ impl Parser<'_> {
                 ));
             }
         }
+    }
+}
+
+/// The keys of a task file in the object form a run or `task put` reads (`steps`, and the `id`
+/// `task put` takes), and those the document `task get ID --json` prints carries beside them.
+const TASK_DOCUMENT_KEYS: [&str; 5] = ["steps", "id", "type", "version", "created_at_utc"];
+
+/// What a run notes of `key`, which the task file `rel` in the object form gives and nothing reads.
+fn unread_task_key(rel: &str, key: &str) -> String {
+    let unread = format!("{rel} gives the key '{key}', which a task file does not read");
+    match crate::similar::best_match(key, ["steps", "id"], 0.75) {
+        Some(meant) => format!("{unread}: did you mean '{meant}'?"),
+        None => format!("{unread} (it reads 'steps', and the 'id' agent-env task put takes)"),
     }
 }
 

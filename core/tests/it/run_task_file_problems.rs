@@ -131,3 +131,32 @@ fn an_empty_task_file_and_a_comment_in_one_are_said_as_such() {
         ]
     );
 }
+
+/// A task file in the object form with a key nothing reads (a near miss of `steps`, a `name`) says
+/// so in a note, rather than ignoring it in silence; the keys of the document `task get ID --json`
+/// prints are read without a note.
+#[test]
+fn a_key_of_a_task_file_object_that_nothing_reads_is_noted() {
+    let s = Sandboxed::new();
+    s.write(
+        "bundle/tasks/t.json",
+        r#"{"steps": [{"id": "box", "type": "deploy_sandbox", "sandbox_name": "box"}],
+            "step": [], "name": "x", "type": "task", "version": 2, "created_at_utc": "2026-01-01T00:00:00Z"}"#,
+    );
+    let r = s.run(&["run", "--dry-run", "./bundle"]);
+    assert_eq!(r.code, 0, "{}", r.both());
+    let notes: Vec<&str> = r
+        .stderr
+        .lines()
+        .filter(|l| l.starts_with("note: tasks/t.json"))
+        .collect();
+    assert_eq!(
+        notes,
+        [
+            "note: tasks/t.json gives the key 'name', which a task file does not read (it reads 'steps', and the 'id' agent-env task put takes)",
+            "note: tasks/t.json gives the key 'step', which a task file does not read: did you mean 'steps'?",
+        ],
+        "{}",
+        r.both()
+    );
+}
