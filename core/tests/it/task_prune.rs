@@ -370,3 +370,40 @@ fn a_fraction_of_a_unit_asks_for_a_whole_number() {
         r.stderr
     );
 }
+
+/// Adds `n` copies of the one recorded instance, each with an id of its own; the copy `running`
+/// says it is still running.
+fn copy_the_instance(s: &Sandboxed, n: usize, running: usize) {
+    let mut db = rusqlite::Connection::open(s.local_db()).unwrap();
+    let tx = db.transaction().unwrap();
+    for i in 0..n {
+        let status = if i == running { "running" } else { "completed" };
+        tx.execute(
+            "INSERT INTO docs_task_instances (doc) SELECT json_set(doc, '$.instance_id', json_extract(doc, '$.instance_id') || printf('-%04d', ?1), '$.status', ?2) FROM docs_task_instances ORDER BY rowid LIMIT 1",
+            rusqlite::params![i as i64, status],
+        )
+        .unwrap();
+    }
+    tx.commit().unwrap();
+}
+
+/// A prune of many instances deletes every one it chose and says how many, and still keeps the
+/// one running among them.
+#[test]
+fn a_prune_of_many_instances_deletes_them_all_but_the_running_one() {
+    let s = Sandboxed::new();
+    assert_eq!(s.run(&["run", "hello"]).code, 0);
+    copy_the_instance(&s, 600, 350);
+    assert_eq!(instance_ids(&s).len(), 601);
+
+    let done = json(&s, &["task", "prune", "--older-than", "0m", "--json"]);
+    assert_eq!(done["deleted"], 600, "{}", done["kept"]);
+    assert_eq!(done["kept_running"], 1, "{}", done["kept"]);
+    let left = s.docs("task_instances");
+    assert_eq!(left.len(), 1, "{left:?}");
+    assert_eq!(left[0]["status"], "running", "{left:?}");
+    assert!(
+        left[0]["instance_id"].as_str().unwrap().ends_with("-0350"),
+        "{left:?}"
+    );
+}
