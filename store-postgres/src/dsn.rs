@@ -29,11 +29,43 @@ impl std::fmt::Debug for Dsn {
     }
 }
 
-/// The refusal of a dsn that asks for TLS.
-fn no_tls(mode: &str) -> StoreError {
+/// The refusal of a dsn (`named` as [`named`] says) that asks for TLS.
+fn no_tls(named: &str, mode: &str) -> StoreError {
     StoreError::Config(format!(
-        "{CLASS}: dsn asks for sslmode={mode}, and this build connects without TLS; reach the server over a trusted network (sslmode=disable or prefer) or through a TLS tunnel"
+        "{CLASS}: {named} asks for sslmode={mode}, and this build connects without TLS; reach the server over a trusted network (sslmode=disable or prefer) or through a TLS tunnel"
     ))
+}
+
+/// How messages name the dsn: `dsn`, or `dsn (read from the environment variable TEAM_PG_DSN)` when
+/// the config file names it by a reference, so the user knows which value to fix.
+fn named(read_from: Option<&str>) -> String {
+    match read_from {
+        Some(from) => format!("dsn (read from {from})"),
+        None => "dsn".to_string(),
+    }
+}
+
+/// What a dsn that does not parse is told to write: a literal one, how to write one and to keep its
+/// password out of the file; one read through a reference, to set what it was read from.
+fn how_to_write(read_from: Option<&str>) -> String {
+    match read_from {
+        Some(from) => format!(
+            "set {from} to a dsn written as postgres://USER:PASSWORD@HOST:PORT/DATABASE"
+        ),
+        None => "write it as postgres://USER:PASSWORD@HOST:PORT/DATABASE, with the password through a reference such as dsn = \"env:TEAM_PG_DSN\" (not an AGENT_ENV_ name: plugins get those)".to_string(),
+    }
+}
+
+/// The scheme of a URL dsn that is not PostgreSQL's (`mysql://`): the client library would read the
+/// text as `key=value` pairs and fail on what follows. Only the scheme is quoted, never the rest.
+fn other_scheme(text: &str) -> Option<&str> {
+    let (scheme, _) = text.trim_start().split_once("://")?;
+    let is_scheme = scheme.starts_with(|c: char| c.is_ascii_alphabetic())
+        && scheme
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || matches!(c, '+' | '-' | '.'));
+    let postgres = matches!(scheme, "postgres" | "postgresql");
+    (is_scheme && !postgres).then_some(&text.trim_start()[..scheme.len() + 3])
 }
 
 /// The `sslmode` a dsn asks for when it is one that verifies the server's certificate (`verify-ca`,
@@ -50,23 +82,38 @@ fn tls_mode_asked(text: &str) -> Option<String> {
 impl Dsn {
     /// Parses a `postgres://user:password@host:port/database` URL or a `key=value` string.
     pub fn parse(text: &str) -> StoreResult<Dsn> {
+        Dsn::parse_read_from(text, None)
+    }
+
+    /// As [`Dsn::parse`], for a dsn the config file names by a reference that read it from
+    /// `read_from` (`the environment variable TEAM_PG_DSN`): a dsn that does not parse names that
+    /// place as the one to fix, never the value, and is not told to use a reference it already uses.
+    pub fn parse_read_from(text: &str, read_from: Option<&str>) -> StoreResult<Dsn> {
+        let named = named(read_from);
+        if let Some(scheme) = other_scheme(text) {
+            return Err(StoreError::Config(format!(
+                "{CLASS}: {named} does not parse (a dsn starts with postgres:// or postgresql://, or is key=value pairs such as host=HOST dbname=DATABASE, got '{scheme}'); {}",
+                how_to_write(read_from)
+            )));
+        }
         if let Some(mode) = tls_mode_asked(text) {
-            return Err(no_tls(&mode));
+            return Err(no_tls(&named, &mode));
         }
         let mut config = Config::from_str(text).map_err(|e| {
             StoreError::Config(format!(
-                "{CLASS}: dsn does not parse ({}); write it as postgres://USER:PASSWORD@HOST:PORT/DATABASE, with the password through a reference such as dsn = \"env:TEAM_PG_DSN\" (not an AGENT_ENV_ name: plugins get those){}",
+                "{CLASS}: {named} does not parse ({}); {}{}",
                 without_secrets(&what_does_not_parse(&e), text),
+                how_to_write(read_from),
                 encoding_hint(text)
             ))
         })?;
         if unencoded_credentials(text, &config) {
             return Err(StoreError::Config(format!(
-                "{CLASS}: dsn does not parse as a URL: its user name or password holds an @, /, ? or # that is not percent-encoded{ENCODE_HINT}"
+                "{CLASS}: {named} does not parse as a URL: its user name or password holds an @, /, ? or # that is not percent-encoded{ENCODE_HINT}"
             )));
         }
         if config.get_ssl_mode() == SslMode::Require {
-            return Err(no_tls("require"));
+            return Err(no_tls(&named, "require"));
         }
         if config.get_connect_timeout().is_none() {
             config.connect_timeout(CONNECT_TIMEOUT);
@@ -260,6 +307,69 @@ mod tests {
             );
             assert!(!err.contains("s3cret"), "{err}");
         }
+    }
+
+    /// A dsn read through a reference that does not parse names where it was read from as the place
+    /// to fix, and is not told to use a reference: the advice a dsn written in the file gets.
+    #[test]
+    fn a_dsn_read_through_a_reference_that_does_not_parse_names_where_it_came_from() {
+        let from = "the environment variable TEAM_PG_DSN";
+        for (dsn, part) in [
+            (
+                "postgres://u:PW@127.0.0.1:99999/db",
+                "(its port is not a number from 1 to 65535)",
+            ),
+            (
+                "postgres://u:PW@127.0.0.1:5432/db?connect_timeout=abc",
+                "(its connect_timeout is not a whole number)",
+            ),
+            (
+                "postgres://u:PW@127.0.0.1:5432/db?foo=bar",
+                "(it names the option 'foo', which the client does not take; it takes application_name,",
+            ),
+        ] {
+            let err = Dsn::parse_read_from(dsn, Some(from))
+                .unwrap_err()
+                .to_string();
+            assert!(
+                err.starts_with(&format!(
+                    "PostgresDocumentStore: dsn (read from the environment variable TEAM_PG_DSN) does not parse {part}"
+                )),
+                "{dsn}: {err}"
+            );
+            assert!(
+                err.ends_with("; set the environment variable TEAM_PG_DSN to a dsn written as postgres://USER:PASSWORD@HOST:PORT/DATABASE"),
+                "{dsn}: {err}"
+            );
+            assert!(!err.contains("PW") && !err.contains("env:"), "{dsn}: {err}");
+        }
+        // Written in the file, it is still told to keep the password out of it.
+        let err = Dsn::parse("postgres://u:PW@127.0.0.1:99999/db")
+            .unwrap_err()
+            .to_string();
+        assert!(
+            err.contains("through a reference such as dsn = \"env:TEAM_PG_DSN\""),
+            "{err}"
+        );
+    }
+
+    /// A URL of another database says which schemes a dsn starts with, quoting only the scheme.
+    #[test]
+    fn a_dsn_of_another_scheme_says_what_a_dsn_starts_with() {
+        assert_eq!(
+            Dsn::parse("mysql://x:hunter2@y/z").unwrap_err().to_string(),
+            "PostgresDocumentStore: dsn does not parse (a dsn starts with postgres:// or postgresql://, or is key=value pairs such as host=HOST dbname=DATABASE, got 'mysql://'); write it as postgres://USER:PASSWORD@HOST:PORT/DATABASE, with the password through a reference such as dsn = \"env:TEAM_PG_DSN\" (not an AGENT_ENV_ name: plugins get those)"
+        );
+        let err = Dsn::parse_read_from("mysql://x@y/z", Some("the secret pg of [stores.secret]"))
+            .unwrap_err()
+            .to_string();
+        assert_eq!(
+            err,
+            "PostgresDocumentStore: dsn (read from the secret pg of [stores.secret]) does not parse (a dsn starts with postgres:// or postgresql://, or is key=value pairs such as host=HOST dbname=DATABASE, got 'mysql://'); set the secret pg of [stores.secret] to a dsn written as postgres://USER:PASSWORD@HOST:PORT/DATABASE"
+        );
+        // PostgreSQL's own schemes, and key=value pairs that hold a "://", are read as before.
+        assert!(Dsn::parse("postgresql://u@h/db").is_ok());
+        assert!(Dsn::parse("host=h dbname=db application_name=a://b").is_ok());
     }
 
     /// A password with characters a URL must percent-encode: the message says to encode them, and

@@ -96,8 +96,20 @@ impl PostgresDocumentStore {
     /// parsed now; nothing connects until the first call. Both settings are checked, so the error names
     /// every problem, each as `PostgresDocumentStore: <key> …`.
     pub fn new(dsn: &str, schema: Option<&str>) -> Result<PostgresDocumentStore, SettingsProblems> {
+        PostgresDocumentStore::new_read_from(dsn, schema, None)
+    }
+
+    /// As [`PostgresDocumentStore::new`], for a dsn the config file names by a reference that read it
+    /// from `dsn_read_from` (`the environment variable TEAM_PG_DSN`, `the secret team-pg-dsn`): what a
+    /// dsn that does not parse, a refused login or a server that cannot be reached tells the user to
+    /// fix names that place, never the value.
+    pub fn new_read_from(
+        dsn: &str,
+        schema: Option<&str>,
+        dsn_read_from: Option<&str>,
+    ) -> Result<PostgresDocumentStore, SettingsProblems> {
         let mut problems = SettingsProblems::new();
-        let dsn = problems.keep(Dsn::parse(dsn));
+        let dsn = problems.keep(Dsn::parse_read_from(dsn, dsn_read_from));
         let schema = schema.unwrap_or(DEFAULT_SCHEMA).to_string();
         if schema.is_empty() {
             problems.push(format!(
@@ -106,7 +118,10 @@ impl PostgresDocumentStore {
         }
         match dsn {
             Some(dsn) if problems.is_empty() => Ok(PostgresDocumentStore {
-                pool: Pool::new(dsn),
+                pool: match dsn_read_from {
+                    Some(from) => Pool::new(dsn).dsn_read_from(from.to_string()),
+                    None => Pool::new(dsn),
+                },
                 schema,
                 tables: Mutex::new(HashSet::new()),
                 indexes: Mutex::new(HashMap::new()),

@@ -57,7 +57,7 @@ fn remember_environment_credentials(table: &ConfigTable, env: &Environment) {
 /// as `"env:AGENT_ENV_PG_DSN"` or `"secret:team-pg-dsn"` so the password stays out of the file, and an
 /// optional `schema`. Nothing connects until the store is used. The error names every problem.
 /// `dsn_read_from` is where the config file's reference read the dsn from (`the environment variable
-/// TEAM_PG_DSN`), which a refused login names as the place to fix it.
+/// TEAM_PG_DSN`), which a dsn that does not parse or a refused login names as the place to fix it.
 pub fn postgres_store(
     impl_name: &str,
     table: &ConfigTable,
@@ -83,11 +83,12 @@ pub fn postgres_store(
         }
         return Err(problems);
     };
-    match problems.keep(PostgresDocumentStore::new(&dsn, schema.as_deref())) {
-        Some(store) => problems.into_result(match dsn_read_from {
-            Some(from) => store.dsn_read_from(from),
-            None => store,
-        }),
+    match problems.keep(PostgresDocumentStore::new_read_from(
+        &dsn,
+        schema.as_deref(),
+        dsn_read_from,
+    )) {
+        Some(store) => problems.into_result(store),
         None => Err(problems),
     }
 }

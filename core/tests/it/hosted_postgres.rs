@@ -170,6 +170,45 @@ fn a_dsn_with_an_unencoded_password_character_is_told_to_percent_encode_it() {
     assert!(!found.contains("ss:w"), "{found}");
 }
 
+/// A dsn read through a reference that does not parse names the variable it came from as the place to
+/// fix (not the advice to use a reference, which it does), never the password; a URL of another
+/// database says what a dsn starts with.
+#[test]
+fn a_dsn_from_a_variable_that_does_not_parse_names_the_variable() {
+    let world = World::with_config(&pg_config("core_cli"));
+    let check = |dsn: &str| {
+        let out = world.run(&["config", "check", "--json"], &[("TEAM_PG_DSN", dsn)]);
+        assert_eq!(out.status.code(), Some(1));
+        problems(&out)
+    };
+    for (dsn, part) in [
+        (
+            "postgres://u:PW-hunter2@127.0.0.1:99999/db",
+            "its port is not a number from 1 to 65535",
+        ),
+        (
+            "postgres://u:PW-hunter2@127.0.0.1:5432/db?connect_timeout=abc",
+            "its connect_timeout is not a whole number",
+        ),
+    ] {
+        assert_eq!(
+            check(dsn),
+            [format!("PostgresDocumentStore: dsn (read from the environment variable TEAM_PG_DSN) does not parse ({part}); set the environment variable TEAM_PG_DSN to a dsn written as postgres://USER:PASSWORD@HOST:PORT/DATABASE")]
+        );
+    }
+    let found = check("postgres://u:PW-hunter2@127.0.0.1:5432/db?foo=bar").join("\n");
+    assert!(
+        found.starts_with("PostgresDocumentStore: dsn (read from the environment variable TEAM_PG_DSN) does not parse (it names the option 'foo'")
+            && found.ends_with("; set the environment variable TEAM_PG_DSN to a dsn written as postgres://USER:PASSWORD@HOST:PORT/DATABASE")
+            && !found.contains("hunter2"),
+        "{found}"
+    );
+    assert_eq!(
+        check("mysql://x:hunter2@y/z"),
+        ["PostgresDocumentStore: dsn (read from the environment variable TEAM_PG_DSN) does not parse (a dsn starts with postgres:// or postgresql://, or is key=value pairs such as host=HOST dbname=DATABASE, got 'mysql://'); set the environment variable TEAM_PG_DSN to a dsn written as postgres://USER:PASSWORD@HOST:PORT/DATABASE"]
+    );
+}
+
 #[test]
 fn a_dsn_that_does_not_parse_a_server_that_is_down_and_a_wrong_password_are_reported_before_any_work(
 ) {
@@ -182,7 +221,9 @@ fn a_dsn_that_does_not_parse_a_server_that_is_down_and_a_wrong_password_are_repo
     assert_eq!(out.status.code(), Some(1));
     let found = problems(&out).join("\n");
     assert!(
-        found.contains("PostgresDocumentStore: dsn does not parse"),
+        found.contains(
+            "PostgresDocumentStore: dsn (read from the environment variable TEAM_PG_DSN) does not parse"
+        ),
         "{found}"
     );
 
