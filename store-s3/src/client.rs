@@ -70,12 +70,15 @@ impl S3Client {
             });
         Ok(S3Client {
             at: Locations::new(&settings.bucket),
-            wire: Arc::new(Wire::new(
-                (&settings.endpoint, settings.endpoint_from),
-                &settings.bucket,
-                settings.timeout,
-                credentials.is_some(),
-            )),
+            wire: Arc::new(
+                Wire::new(
+                    (&settings.endpoint, settings.endpoint_from.clone()),
+                    &settings.bucket,
+                    settings.timeout,
+                    credentials.is_some(),
+                )
+                .bucket_read_from(settings.bucket_read_from.clone()),
+            ),
             settings,
             bucket,
             credentials,
@@ -305,7 +308,7 @@ mod tests {
         let err = crate::check::connection(&client).unwrap_err().to_string();
         assert!(
             err.contains(&format!(
-                "{endpoint} answered 404 to a listing of the bucket 'team', without an S3 error; check that [stores.object] endpoint names an S3 server"
+                "{endpoint} answered 404 to a listing of the bucket 'team', without an S3 error; check that [stores.object.config] endpoint names an S3 server"
             )),
             "{err}"
         );

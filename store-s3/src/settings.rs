@@ -11,6 +11,8 @@ use agent_env_store::SettingsProblems;
 
 /// The class name, as `[stores.object] impl` names it.
 pub const CLASS: &str = "S3ObjectStore";
+/// The table its keys are written in, as messages name it (`[stores.object.config] endpoint`).
+pub const TABLE: &str = "[stores.object.config]";
 /// The keys its config table takes.
 pub const CONFIG_KEYS: [&str; 10] = [
     "bucket",
@@ -71,6 +73,9 @@ pub struct S3Settings {
     pub endpoint: String,
     /// Where `endpoint` came from, for what a server that cannot be reached is told to check.
     pub endpoint_from: EndpointFrom,
+    /// Where the config file's reference read `bucket` from (`the environment variable S3_BUCKET`),
+    /// when it names the bucket by one: what a bucket that does not exist names as the place to fix.
+    pub bucket_read_from: Option<String>,
     /// Whether the bucket is a path segment (`<endpoint>/<bucket>/<key>`) rather than a host name. On by
     /// default for a configured endpoint, as S3-compatible servers expect.
     pub path_style: bool,
@@ -98,6 +103,18 @@ impl S3Settings {
         table: &Map<String, Value>,
         env: &dyn Fn(&str) -> Option<String>,
     ) -> Result<S3Settings, SettingsProblems> {
+        S3Settings::from_table_read_from(table, env, &|_| None)
+    }
+
+    /// As [`S3Settings::from_table`], for a table some of whose keys the config file names by a
+    /// reference: `read_from` answers, for a key, where its reference read it from (`the environment
+    /// variable S3_ENDPOINT`), so that what an endpoint that cannot be reached or a bucket that does
+    /// not exist is told to fix names that place, never the value.
+    pub fn from_table_read_from(
+        table: &Map<String, Value>,
+        env: &dyn Fn(&str) -> Option<String>,
+        read_from: &dyn Fn(&str) -> Option<String>,
+    ) -> Result<S3Settings, SettingsProblems> {
         let mut problems = SettingsProblems::new();
         let mut read = |r: Result<(), String>| {
             if let Err(problem) = r {
@@ -110,9 +127,12 @@ impl S3Settings {
             // its "did you mean 'bucket'"), not again as a bucket that is not set.
             None if misspelled_bucket(table) => Ok(()),
             None => Err("bucket is not set; name the bucket the store keeps its objects in, such as bucket = \"team-agent-env\"".to_string()),
-            Some(b) if b.trim().is_empty() => {
-                Err("bucket must name a bucket, got an empty string".to_string())
-            }
+            Some(b) if b.trim().is_empty() => Err(match read_from("bucket") {
+                Some(place) => format!(
+                    "bucket (read from {place}) must name a bucket, got an empty string; set {place} to the bucket's name"
+                ),
+                None => "bucket must name a bucket, got an empty string".to_string(),
+            }),
             Some(b) => {
                 bucket = b;
                 Ok(())
@@ -132,7 +152,10 @@ impl S3Settings {
             .into_iter()
             .find_map(|variable| env_nonempty(variable).map(|value| (variable, value)));
         let (configured_endpoint, endpoint_from) = match (configured_endpoint, from_variable) {
-            (Some(endpoint), _) => (Some(endpoint), EndpointFrom::Config),
+            (Some(endpoint), _) => match read_from("endpoint") {
+                Some(place) => (Some(endpoint), EndpointFrom::Reference(place)),
+                None => (Some(endpoint), EndpointFrom::Config),
+            },
             (None, Some((variable, endpoint))) => {
                 (Some(endpoint), EndpointFrom::Variable(variable))
             }
@@ -145,7 +168,10 @@ impl S3Settings {
             .unwrap_or_else(|| format!("https://s3.{region}.amazonaws.com"))
             .trim_end_matches('/')
             .to_string();
-        read(check_endpoint(&endpoint).and_then(|()| check_url_style(&endpoint, path_style)));
+        read(
+            check_endpoint(&endpoint, &endpoint_from)
+                .and_then(|()| check_url_style(&endpoint, path_style)),
+        );
         let credentials_read = credentials(table, &env_nonempty).unwrap_or_else(|found| {
             found.into_iter().for_each(|problem| read(Err(problem)));
             None
@@ -177,6 +203,7 @@ impl S3Settings {
             region,
             endpoint,
             endpoint_from,
+            bucket_read_from: read_from("bucket"),
             path_style,
             credentials: credentials_read,
             share_credentials: share_credentials.unwrap_or(false),
@@ -187,10 +214,13 @@ impl S3Settings {
 }
 
 /// Where the endpoint came from.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub enum EndpointFrom {
-    /// `[stores.object]` config's `endpoint`.
+    /// `[stores.object.config]`'s `endpoint`, written out.
     Config,
+    /// `[stores.object.config]`'s `endpoint`, a reference that read it from this place (`the
+    /// environment variable S3_ENDPOINT`, `the secret s3-endpoint of [stores.secret]`).
+    Reference(String),
     /// This AWS variable (`AWS_ENDPOINT_URL_S3` or `AWS_ENDPOINT_URL`), the table naming none.
     Variable(&'static str),
     /// Neither: AWS's own endpoint for the region.
@@ -198,12 +228,14 @@ pub enum EndpointFrom {
 }
 
 impl EndpointFrom {
-    /// Where a person changes the endpoint, as a message names it: `[stores.object] endpoint`, or
-    /// `$AWS_ENDPOINT_URL` when it came from there.
+    /// Where a person changes the endpoint, as a message names it: `[stores.object.config]
+    /// endpoint` (with where its reference read it from, when it is one), or `$AWS_ENDPOINT_URL` when
+    /// it came from there.
     pub fn place(&self) -> String {
         match self {
             EndpointFrom::Variable(variable) => format!("${variable}"),
-            EndpointFrom::Config | EndpointFrom::Default => "[stores.object] endpoint".to_string(),
+            EndpointFrom::Reference(from) => format!("{TABLE} endpoint (read from {from})"),
+            EndpointFrom::Config | EndpointFrom::Default => format!("{TABLE} endpoint"),
         }
     }
 }
@@ -223,12 +255,52 @@ fn misspelled_bucket(table: &Map<String, Value>) -> bool {
         })
 }
 
+/// How a problem with the endpoint names it, and what it says to write the right one in: the key
+/// itself when the table writes it out, else the place it was read from (a reference's variable or
+/// secret, or an AWS variable), which is what to fix.
+struct EndpointNamed {
+    /// `endpoint`, or `endpoint (read from the environment variable S3_ENDPOINT)`.
+    key: String,
+    /// Whether it was read from elsewhere, and from where.
+    read_from: Option<String>,
+}
+
+impl EndpointNamed {
+    fn of(from: &EndpointFrom) -> EndpointNamed {
+        let read_from = match from {
+            EndpointFrom::Reference(place) => Some(place.clone()),
+            EndpointFrom::Variable(variable) => {
+                Some(format!("the environment variable {variable}"))
+            }
+            EndpointFrom::Config | EndpointFrom::Default => None,
+        };
+        EndpointNamed {
+            key: match &read_from {
+                Some(place) => format!("endpoint (read from {place})"),
+                None => "endpoint".to_string(),
+            },
+            read_from,
+        }
+    }
+
+    /// What to do to make the endpoint `right`: write it in the table, or set the place it is read
+    /// from.
+    fn write(&self, right: &str) -> String {
+        match &self.read_from {
+            Some(place) => format!("set {place} to {right}"),
+            None => format!("write endpoint = \"{right}\""),
+        }
+    }
+}
+
 /// An endpoint is a server's address alone: `http://` or `https://`, no path.
-fn check_endpoint(endpoint: &str) -> Result<(), String> {
+fn check_endpoint(endpoint: &str, from: &EndpointFrom) -> Result<(), String> {
+    let named = EndpointNamed::of(from);
+    let key = &named.key;
     if !(endpoint.starts_with("http://") || endpoint.starts_with("https://")) {
         if endpoint.contains("://") {
             return Err(format!(
-                "endpoint must be an http:// or https:// URL, got '{endpoint}'"
+                "{key} must be an http:// or https:// URL, got '{endpoint}'"
             ));
         }
         // A server's address without its scheme: say how to write it, the likelier scheme first.
@@ -237,15 +309,17 @@ fn check_endpoint(endpoint: &str) -> Result<(), String> {
             false => ("https", "http"),
         };
         return Err(format!(
-            "endpoint must start with http:// or https://, got '{endpoint}'; write endpoint = \"{first}://{endpoint}\" (or {second}:// if the server {})",
+            "{key} must start with http:// or https://, got '{endpoint}'; {} (or {second}:// if the server {})",
+            named.write(&format!("{first}://{endpoint}")),
             if second == "https" { "speaks TLS" } else { "does not speak TLS" }
         ));
     }
     let after_scheme = endpoint.split_once("://").map_or("", |(_, rest)| rest);
     if let Some((host, path)) = after_scheme.split_once('/') {
+        let scheme = endpoint.split("://").next().unwrap_or("https");
         return Err(format!(
-            "endpoint must be the server's address alone, got '{endpoint}' with the path '/{path}'; write endpoint = \"{scheme}://{host}\" and name the bucket in bucket",
-            scheme = endpoint.split("://").next().unwrap_or("https"),
+            "{key} must be the server's address alone, got '{endpoint}' with the path '/{path}'; {} and name the bucket in bucket",
+            named.write(&format!("{scheme}://{host}")),
         ));
     }
     Ok(())
@@ -395,7 +469,8 @@ mod tests {
         let general = |name: &str| (name == "AWS_ENDPOINT_URL").then(|| "http://h:1".to_string());
         let from = |t: Value, env: &dyn Fn(&str) -> Option<String>| {
             let s = S3Settings::from_table(&table(t), env).unwrap();
-            (s.endpoint, s.endpoint_from, s.endpoint_from.place())
+            let place = s.endpoint_from.place();
+            (s.endpoint, s.endpoint_from, place)
         };
         assert_eq!(
             from(json!({"bucket": "b"}), &both),
@@ -414,8 +489,44 @@ mod tests {
             (
                 "http://h:2".to_string(),
                 EndpointFrom::Config,
-                "[stores.object] endpoint".to_string()
+                "[stores.object.config] endpoint".to_string()
             )
+        );
+    }
+
+    /// An endpoint or bucket the config file names by a reference keeps where it was read from, so
+    /// what to fix names that place; the table's reference still wins over the AWS variables.
+    #[test]
+    fn an_endpoint_and_bucket_read_through_references_keep_where_they_came_from() {
+        let general = |name: &str| (name == "AWS_ENDPOINT_URL").then(|| "http://h:1".to_string());
+        let read_from = |key: &str| match key {
+            "endpoint" => Some("the environment variable S3_ENDPOINT".to_string()),
+            "bucket" => Some("the secret s3-bucket of [stores.secret]".to_string()),
+            _ => None,
+        };
+        let s = S3Settings::from_table_read_from(
+            &table(json!({"bucket": "b", "endpoint": "http://127.0.0.1:1"})),
+            &general,
+            &read_from,
+        )
+        .unwrap();
+        assert_eq!(s.endpoint, "http://127.0.0.1:1");
+        assert_eq!(
+            s.endpoint_from.place(),
+            "[stores.object.config] endpoint (read from the environment variable S3_ENDPOINT)"
+        );
+        assert_eq!(
+            s.bucket_read_from.as_deref(),
+            Some("the secret s3-bucket of [stores.secret]")
+        );
+        let plain = S3Settings::from_table(&table(json!({"bucket": "b"})), &no_env).unwrap();
+        assert_eq!(plain.bucket_read_from, None);
+        let empty =
+            S3Settings::from_table_read_from(&table(json!({"bucket": ""})), &no_env, &read_from)
+                .unwrap_err();
+        assert_eq!(
+            empty.to_string(),
+            "S3ObjectStore: bucket (read from the secret s3-bucket of [stores.secret]) must name a bucket, got an empty string; set the secret s3-bucket of [stores.secret] to the bucket's name"
         );
     }
 
@@ -575,6 +686,36 @@ mod tests {
         assert_eq!(
             problem("s3://team"),
             "S3ObjectStore: endpoint must be an http:// or https:// URL, got 's3://team'"
+        );
+    }
+
+    /// An endpoint read from elsewhere that is written wrong says to set the place it was read
+    /// from, not to write `endpoint = …` in the table, which would drop the reference.
+    #[test]
+    fn an_endpoint_read_from_elsewhere_says_to_set_that_place() {
+        let referenced = |endpoint: &str| {
+            S3Settings::from_table_read_from(
+                &table(json!({"bucket": "b", "endpoint": endpoint})),
+                &no_env,
+                &|key| (key == "endpoint").then(|| "the environment variable S3_ENDPOINT".into()),
+            )
+            .unwrap_err()
+            .to_string()
+        };
+        assert_eq!(
+            referenced("127.0.0.1:9000"),
+            "S3ObjectStore: endpoint (read from the environment variable S3_ENDPOINT) must start with http:// or https://, got '127.0.0.1:9000'; set the environment variable S3_ENDPOINT to http://127.0.0.1:9000 (or https:// if the server speaks TLS)"
+        );
+        assert_eq!(
+            referenced("http://127.0.0.1:9000/team"),
+            "S3ObjectStore: endpoint (read from the environment variable S3_ENDPOINT) must be the server's address alone, got 'http://127.0.0.1:9000/team' with the path '/team'; set the environment variable S3_ENDPOINT to http://127.0.0.1:9000 and name the bucket in bucket"
+        );
+        let from_aws = |name: &str| (name == "AWS_ENDPOINT_URL").then(|| "s3://x".to_string());
+        assert_eq!(
+            S3Settings::from_table(&table(json!({"bucket": "b"})), &from_aws)
+                .unwrap_err()
+                .to_string(),
+            "S3ObjectStore: endpoint (read from the environment variable AWS_ENDPOINT_URL) must be an http:// or https:// URL, got 's3://x'"
         );
     }
 

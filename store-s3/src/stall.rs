@@ -11,7 +11,7 @@ use agent_env_store::error::StoreError;
 use crate::settings::CLASS;
 
 /// What to do about a stall, said after what stalled.
-const WHAT_TO_DO: &str = "check that the server is running and not paused or overloaded and that the network to it is up, or, for a link that slow, raise timeout_seconds in [stores.object] config";
+const WHAT_TO_DO: &str = "check that the server is running and not paused or overloaded and that the network to it is up, or, for a link that slow, raise timeout_seconds in [stores.object.config]";
 
 /// Whether `err` is a body that stopped moving: nothing arrived (a read) or left (a write) for the
 /// timeout.

@@ -10,7 +10,7 @@ use ureq::{Agent, AsSendBody, Body, SendBody};
 use agent_env_store::error::{StoreError, StoreResult};
 
 use crate::retry::{after_attempts, attempts_of, verdict, with_retries, Attempts, Tried};
-use crate::settings::{EndpointFrom, CLASS};
+use crate::settings::{EndpointFrom, CLASS, TABLE};
 use crate::stall::{Incoming, Transfer};
 
 /// How long a signed request stays valid: it is signed right before it is sent.
@@ -37,6 +37,8 @@ pub struct Wire {
     agent: Agent,
     endpoint: String,
     bucket: String,
+    /// Where the config file's reference read the bucket from, when it names it by one.
+    bucket_read_from: Option<String>,
     timeout: Duration,
     /// Where the endpoint came from, for what a server that cannot be reached is told to check.
     endpoint_from: EndpointFrom,
@@ -80,8 +82,27 @@ impl Wire {
             endpoint: endpoint.to_string(),
             endpoint_from,
             bucket: bucket.to_string(),
+            bucket_read_from: None,
             timeout,
             signed,
+        }
+    }
+
+    /// The client, its errors naming `from` (`the environment variable S3_BUCKET`) as where the
+    /// bucket was read from, when the config file names it by a reference.
+    pub fn bucket_read_from(self, from: Option<String>) -> Wire {
+        Wire {
+            bucket_read_from: from,
+            ..self
+        }
+    }
+
+    /// Where a person changes the bucket, as messages name it: `[stores.object.config] bucket`, with
+    /// where its reference read it from when it is one.
+    fn bucket_place(&self) -> String {
+        match &self.bucket_read_from {
+            Some(from) => format!("{TABLE} bucket (read from {from})"),
+            None => format!("{TABLE} bucket"),
         }
     }
 
@@ -90,7 +111,7 @@ impl Wire {
         &self.endpoint
     }
 
-    /// Where a person changes the endpoint, as messages name it (`[stores.object] endpoint`, or
+    /// Where a person changes the endpoint, as messages name it (`[stores.object.config] endpoint`, or
     /// `$AWS_ENDPOINT_URL` when it came from there).
     pub fn endpoint_place(&self) -> String {
         self.endpoint_from.place()
@@ -281,7 +302,7 @@ impl Wire {
                 "{CLASS} could not reach {}{} ({said}); {}",
                 self.endpoint,
                 after_attempts(attempts),
-                what_to_check(&self.endpoint, self.endpoint_from, &said)
+                what_to_check(&self.endpoint, &self.endpoint_from, &said)
             ),
             raw_os_error: None,
         }
@@ -331,8 +352,10 @@ impl Wire {
         let after = after_attempts(answer.attempts);
         match (answer.status, answer.code.as_str()) {
             (_, "NoSuchBucket") => StoreError::Config(format!(
-                "{CLASS}: the bucket '{}' does not exist at {}; create it, or set [stores.object] config bucket to one that does",
-                self.bucket, self.endpoint
+                "{CLASS}: the bucket '{}' does not exist at {}; create it, or set {} to one that does",
+                self.bucket,
+                self.endpoint,
+                self.bucket_place()
             )),
             _ if answer.denied() && access == Access::Write => StoreError::Config(format!(
                 "{CLASS}: {} refused to {what} {target} ({said}): {}",
@@ -343,13 +366,13 @@ impl Wire {
                 if !self.signed =>
             {
                 StoreError::Config(format!(
-                    "{CLASS}: {} refused to {what} {target} ({said}); no credentials are set, so the requests went unsigned; set access_key_id and secret_access_key in [stores.object] config (or AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY) to credentials that may use the bucket '{}'",
+                    "{CLASS}: {} refused to {what} {target} ({said}); no credentials are set, so the requests went unsigned; set access_key_id and secret_access_key in {TABLE} (or AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY) to credentials that may use the bucket '{}'",
                     self.endpoint, self.bucket
                 ))
             }
             (403, _) | (_, "InvalidAccessKeyId" | "SignatureDoesNotMatch" | "AccessDenied") => {
                 StoreError::Config(format!(
-                    "{CLASS}: {} refused to {what} {target} ({said}); check the credentials (access_key_id and secret_access_key in [stores.object] config, or AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY) and that they may use the bucket '{}'",
+                    "{CLASS}: {} refused to {what} {target} ({said}); check the credentials (access_key_id and secret_access_key in {TABLE}, or AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY) and that they may use the bucket '{}'",
                     self.endpoint, self.bucket
                 ))
             }
@@ -391,7 +414,7 @@ fn noting_attempts(
 }
 
 /// What an answer of HTTP `status` (500 to 599: the server, or a proxy in front of it, failed on its
-/// side) is told to do; `place` is where the endpoint is set (`[stores.object] endpoint`).
+/// side) is told to do; `place` is where the endpoint is set (`[stores.object.config] endpoint`).
 fn server_failing(status: u16, place: &str) -> String {
     match status {
         502 | 504 => format!(
@@ -407,9 +430,9 @@ fn server_failing(status: u16, place: &str) -> String {
 }
 
 /// What credentials that may not write are told to do.
-pub const GIVE_WRITE_ACCESS: &str = "give them write access to it (s3:PutObject, and s3:AbortMultipartUpload to call off a failed upload), or set access_key_id and secret_access_key in [stores.object] config to credentials that may write";
+pub const GIVE_WRITE_ACCESS: &str = "give them write access to it (s3:PutObject, and s3:AbortMultipartUpload to call off a failed upload), or set access_key_id and secret_access_key in [stores.object.config] to credentials that may write";
 /// What requests without credentials, refused a write, are told to do.
-pub const SET_WRITING_CREDENTIALS: &str = "set access_key_id and secret_access_key in [stores.object] config (or AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY) to credentials that may write to it";
+pub const SET_WRITING_CREDENTIALS: &str = "set access_key_id and secret_access_key in [stores.object.config] (or AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY) to credentials that may write to it";
 
 /// An S3 error answer, as a message quotes it.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -495,25 +518,23 @@ pub fn header(response: &Response<Body>, name: &str) -> Option<String> {
 /// What to check when `endpoint` (which came from `from`) could not be reached with the error
 /// `said`: an https endpoint whose server answered in plain HTTP (TLS reads it as a corrupt record)
 /// is told to use http; the place named is where the endpoint came from.
-fn what_to_check(endpoint: &str, from: EndpointFrom, said: &str) -> String {
+fn what_to_check(endpoint: &str, from: &EndpointFrom, said: &str) -> String {
     let plain_http_answer = said.contains("InvalidContentType") || said.contains("corrupt message");
     if endpoint.starts_with("https://") && plain_http_answer {
-        let place = match from {
-            EndpointFrom::Variable(variable) => format!("${variable}"),
-            EndpointFrom::Config | EndpointFrom::Default => "[stores.object]".to_string(),
-        };
         return format!(
-            "the server answered in plain HTTP, not TLS: write the endpoint with http:// in {place}"
+            "the server answered in plain HTTP, not TLS: write the endpoint with http:// in {}",
+            from.place()
         );
     }
     match from {
-        EndpointFrom::Config => {
-            "check that the server is running and that [stores.object] endpoint names it".to_string()
-        }
-        EndpointFrom::Variable(variable) => format!(
-            "the endpoint comes from ${variable}, as [stores.object] config sets none; check that the server is running and that ${variable} names it"
+        EndpointFrom::Config | EndpointFrom::Reference(_) => format!(
+            "check that the server is running and that {} names it",
+            from.place()
         ),
-        EndpointFrom::Default => "that is AWS's own endpoint for the region, as neither [stores.object] endpoint nor $AWS_ENDPOINT_URL names a server; check the network, or name an S3-compatible server in [stores.object] endpoint".to_string(),
+        EndpointFrom::Variable(variable) => format!(
+            "the endpoint comes from ${variable}, as {TABLE} sets none; check that the server is running and that ${variable} names it"
+        ),
+        EndpointFrom::Default => format!("that is AWS's own endpoint for the region, as neither {TABLE} endpoint nor $AWS_ENDPOINT_URL names a server; check the network, or name an S3-compatible server in {TABLE} endpoint"),
     }
 }
 
@@ -528,14 +549,14 @@ mod tests {
     #[test]
     fn an_https_endpoint_answered_in_plain_http_is_told_to_use_http() {
         let tls_said = "io: received corrupt message of type InvalidContentType";
-        assert!(what_to_check("https://127.0.0.1:9000", CONFIG, tls_said)
-            .contains("write the endpoint with http:// in [stores.object]"));
-        assert!(what_to_check("https://127.0.0.1:9000", VARIABLE, tls_said)
+        assert!(what_to_check("https://127.0.0.1:9000", &CONFIG, tls_said)
+            .contains("write the endpoint with http:// in [stores.object.config] endpoint"));
+        assert!(what_to_check("https://127.0.0.1:9000", &VARIABLE, tls_said)
             .contains("write the endpoint with http:// in $AWS_ENDPOINT_URL"));
-        assert!(what_to_check("http://127.0.0.1:9000", CONFIG, tls_said)
+        assert!(what_to_check("http://127.0.0.1:9000", &CONFIG, tls_said)
             .starts_with("check that the server"));
         assert!(
-            what_to_check("https://s3.example", CONFIG, "Connection refused")
+            what_to_check("https://s3.example", &CONFIG, "Connection refused")
                 .starts_with("check that the server")
         );
     }
@@ -546,16 +567,16 @@ mod tests {
     fn an_unreachable_endpoint_names_where_it_came_from() {
         let refused = "io: Connection refused";
         assert_eq!(
-            what_to_check("http://127.0.0.1:2", CONFIG, refused),
-            "check that the server is running and that [stores.object] endpoint names it"
+            what_to_check("http://127.0.0.1:2", &CONFIG, refused),
+            "check that the server is running and that [stores.object.config] endpoint names it"
         );
         assert_eq!(
-            what_to_check("http://127.0.0.1:2", VARIABLE, refused),
-            "the endpoint comes from $AWS_ENDPOINT_URL, as [stores.object] config sets none; check that the server is running and that $AWS_ENDPOINT_URL names it"
+            what_to_check("http://127.0.0.1:2", &VARIABLE, refused),
+            "the endpoint comes from $AWS_ENDPOINT_URL, as [stores.object.config] sets none; check that the server is running and that $AWS_ENDPOINT_URL names it"
         );
         assert!(what_to_check(
             "https://s3.us-east-1.amazonaws.com",
-            EndpointFrom::Default,
+            &EndpointFrom::Default,
             refused
         )
         .starts_with("that is AWS's own endpoint for the region"));
@@ -574,8 +595,42 @@ mod tests {
             err.starts_with(&format!(
                 "S3ObjectStore could not reach {endpoint} after 4 attempts ("
             ))
-                && err.ends_with("; the endpoint comes from $AWS_ENDPOINT_URL, as [stores.object] config sets none; check that the server is running and that $AWS_ENDPOINT_URL names it"),
+                && err.ends_with("; the endpoint comes from $AWS_ENDPOINT_URL, as [stores.object.config] sets none; check that the server is running and that $AWS_ENDPOINT_URL names it"),
             "{err}"
+        );
+    }
+
+    /// An endpoint or a bucket the config file names by a reference is blamed on where it was read
+    /// from, the place to fix it, as the PostgreSQL store names its dsn's.
+    #[test]
+    fn an_endpoint_or_bucket_read_through_a_reference_names_where_it_came_from() {
+        let from = EndpointFrom::Reference("the environment variable S3_ENDPOINT".into());
+        assert_eq!(
+            what_to_check("http://127.0.0.1:1", &from, "io: Connection refused"),
+            "check that the server is running and that [stores.object.config] endpoint (read from the environment variable S3_ENDPOINT) names it"
+        );
+        let tls_said = "io: received corrupt message of type InvalidContentType";
+        assert!(what_to_check("https://127.0.0.1:9000", &from, tls_said).ends_with(
+            "write the endpoint with http:// in [stores.object.config] endpoint (read from the environment variable S3_ENDPOINT)"
+        ));
+        let missing = Answer {
+            status: 404,
+            code: "NoSuchBucket".into(),
+            said: "NoSuchBucket".into(),
+            attempts: 1,
+        };
+        let told = |wire: Wire| {
+            wire.told(&missing, "list", "s3://team/", Access::Read)
+                .to_string()
+        };
+        let wire = || Wire::new(("http://h:1", CONFIG), "team", Duration::from_secs(5), true);
+        assert_eq!(
+            told(wire()),
+            "S3ObjectStore: the bucket 'team' does not exist at http://h:1; create it, or set [stores.object.config] bucket to one that does"
+        );
+        assert_eq!(
+            told(wire().bucket_read_from(Some("the environment variable S3_BUCKET".into()))),
+            "S3ObjectStore: the bucket 'team' does not exist at http://h:1; create it, or set [stores.object.config] bucket (read from the environment variable S3_BUCKET) to one that does"
         );
     }
 
@@ -602,7 +657,7 @@ mod tests {
         let unsigned = refusal(false);
         assert_eq!(
             unsigned,
-            "S3ObjectStore: http://h:1 refused to list s3://team/ (AccessDenied: Access Denied); no credentials are set, so the requests went unsigned; set access_key_id and secret_access_key in [stores.object] config (or AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY) to credentials that may use the bucket 'team'"
+            "S3ObjectStore: http://h:1 refused to list s3://team/ (AccessDenied: Access Denied); no credentials are set, so the requests went unsigned; set access_key_id and secret_access_key in [stores.object.config] (or AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY) to credentials that may use the bucket 'team'"
         );
         assert!(refusal(true).contains("; check the credentials ("));
     }
@@ -624,15 +679,15 @@ mod tests {
         };
         assert_eq!(
             told(503),
-            "S3ObjectStore: http://h:1 failed to list s3://b (HTTP 503): the server is unavailable or overloaded (S3 says so to slow its callers down); try again in a moment, and if it goes on, check that it is running and what its logs say, and that [stores.object] endpoint names an S3 server"
+            "S3ObjectStore: http://h:1 failed to list s3://b (HTTP 503): the server is unavailable or overloaded (S3 says so to slow its callers down); try again in a moment, and if it goes on, check that it is running and what its logs say, and that [stores.object.config] endpoint names an S3 server"
         );
         for gateway in [502, 504] {
             assert!(
-                told(gateway).ends_with(&format!("(HTTP {gateway}): a gateway in front of the server answered for it, as the S3 server behind it is down or did not answer in time; check that it is running and what its logs say, and that [stores.object] endpoint names an S3 server, then try again")),
+                told(gateway).ends_with(&format!("(HTTP {gateway}): a gateway in front of the server answered for it, as the S3 server behind it is down or did not answer in time; check that it is running and what its logs say, and that [stores.object.config] endpoint names an S3 server, then try again")),
                 "{gateway}"
             );
         }
-        assert!(told(500).ends_with("(HTTP 500): the server failed on its side; try again, and if it goes on, check what its logs say, and that [stores.object] endpoint names an S3 server"));
+        assert!(told(500).ends_with("(HTTP 500): the server failed on its side; try again, and if it goes on, check what its logs say, and that [stores.object.config] endpoint names an S3 server"));
         // A status that is no server failure keeps the plain sentence.
         assert_eq!(
             told(400),

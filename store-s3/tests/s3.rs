@@ -170,7 +170,7 @@ fn read_only_credentials_fail_the_check_which_says_they_may_not_write() {
     assert!(matches!(err, StoreError::Config(_)), "{err:?}");
     assert_eq!(
         err.to_string(),
-        format!("S3ObjectStore: these credentials may read the bucket 'kit' but not write to it: {endpoint} refused to start an upload (AccessDenied: Access Denied), so every put would fail; give them write access to it (s3:PutObject, and s3:AbortMultipartUpload to call off a failed upload), or set access_key_id and secret_access_key in [stores.object] config to credentials that may write")
+        format!("S3ObjectStore: these credentials may read the bucket 'kit' but not write to it: {endpoint} refused to start an upload (AccessDenied: Access Denied), so every put would fail; give them write access to it (s3:PutObject, and s3:AbortMultipartUpload to call off a failed upload), or set access_key_id and secret_access_key in [stores.object.config] to credentials that may write")
     );
 }
 
@@ -185,7 +185,7 @@ fn a_write_refused_for_want_of_access_says_the_credentials_may_not_write() {
     assert!(matches!(err, StoreError::Config(_)), "{err:?}");
     assert_eq!(
         err.to_string(),
-        format!("S3ObjectStore: {endpoint} refused to write s3://kit/{key} (AccessDenied: Access Denied): these credentials may not write to the bucket 'kit'; give them write access to it (s3:PutObject, and s3:AbortMultipartUpload to call off a failed upload), or set access_key_id and secret_access_key in [stores.object] config to credentials that may write")
+        format!("S3ObjectStore: {endpoint} refused to write s3://kit/{key} (AccessDenied: Access Denied): these credentials may not write to the bucket 'kit'; give them write access to it (s3:PutObject, and s3:AbortMultipartUpload to call off a failed upload), or set access_key_id and secret_access_key in [stores.object.config] to credentials that may write")
     );
     // Nothing was written, and the credentials that may write see no object there.
     assert!(!store("kit").exists(&key).unwrap());
@@ -365,7 +365,7 @@ fn a_server_answering_503_fails_the_check_saying_what_to_do() {
     assert!(matches!(err, StoreError::Io { .. }), "{err:?}");
     assert_eq!(
         err.to_string(),
-        format!("S3ObjectStore: {endpoint} failed to list s3://b after 4 attempts (HTTP 503): the server is unavailable or overloaded (S3 says so to slow its callers down); try again in a moment, and if it goes on, check that it is running and what its logs say, and that [stores.object] endpoint names an S3 server")
+        format!("S3ObjectStore: {endpoint} failed to list s3://b after 4 attempts (HTTP 503): the server is unavailable or overloaded (S3 says so to slow its callers down); try again in a moment, and if it goes on, check that it is running and what its logs say, and that [stores.object.config] endpoint names an S3 server")
     );
 }
 
@@ -458,7 +458,7 @@ fn a_server_that_never_answers_fails_within_the_timeout() {
     let err = silent.check_connection().unwrap_err().to_string();
     assert_eq!(
         err,
-        format!("S3ObjectStore: http://127.0.0.1:{port} did not answer a listing of the bucket 'b' within 1 s; check that the server is running and not paused or overloaded, and that [stores.object] endpoint names an S3 server")
+        format!("S3ObjectStore: http://127.0.0.1:{port} did not answer a listing of the bucket 'b' within 1 s; check that the server is running and not paused or overloaded, and that [stores.object.config] endpoint names an S3 server")
     );
     held.join().unwrap();
     // Any other call waits timeout_seconds too, and says which setting that is.
@@ -476,7 +476,7 @@ fn a_server_that_never_answers_fails_within_the_timeout() {
     let err = silent.list("").unwrap_err().to_string();
     assert_eq!(
         err,
-        format!("S3ObjectStore: http://127.0.0.1:{port} did not answer within 1 s; check that the server is running and not paused or overloaded, and that [stores.object] endpoint names an S3 server (timeout_seconds sets how long to wait)")
+        format!("S3ObjectStore: http://127.0.0.1:{port} did not answer within 1 s; check that the server is running and not paused or overloaded, and that [stores.object.config] endpoint names an S3 server (timeout_seconds sets how long to wait)")
     );
     held.join().unwrap();
 }
@@ -501,7 +501,7 @@ fn the_check_waits_for_a_silent_server_ten_seconds_not_timeout_seconds() {
     .unwrap_err();
     assert_eq!(
         err.to_string(),
-        format!("S3ObjectStore: http://127.0.0.1:{port} did not answer a listing of the bucket 'b' within 10 s; check that the server is running and not paused or overloaded, and that [stores.object] endpoint names an S3 server")
+        format!("S3ObjectStore: http://127.0.0.1:{port} did not answer a listing of the bucket 'b' within 10 s; check that the server is running and not paused or overloaded, and that [stores.object.config] endpoint names an S3 server")
     );
     held.join().unwrap();
 }
@@ -537,7 +537,7 @@ fn mid_download() -> SlowBodyServer {
 
 fn download_stalled(server: &SlowBodyServer, key: &str) -> String {
     format!(
-        "S3ObjectStore: reading s3://b/{key} from {} stalled: no data arrived for 1 s; check that the server is running and not paused or overloaded and that the network to it is up, or, for a link that slow, raise timeout_seconds in [stores.object] config",
+        "S3ObjectStore: reading s3://b/{key} from {} stalled: no data arrived for 1 s; check that the server is running and not paused or overloaded and that the network to it is up, or, for a link that slow, raise timeout_seconds in [stores.object.config]",
         server.endpoint()
     )
 }
@@ -596,7 +596,7 @@ fn an_opened_object_that_stalls_midway_fails_its_read_within_the_timeout() {
 
 fn upload_stalled(server: &SlowBodyServer, what: &str) -> String {
     format!(
-        "S3ObjectStore: writing {what} to {} stalled: the server took no data for 1 s; check that the server is running and not paused or overloaded and that the network to it is up, or, for a link that slow, raise timeout_seconds in [stores.object] config",
+        "S3ObjectStore: writing {what} to {} stalled: the server took no data for 1 s; check that the server is running and not paused or overloaded and that the network to it is up, or, for a link that slow, raise timeout_seconds in [stores.object.config]",
         server.endpoint()
     )
 }
@@ -1024,7 +1024,7 @@ fn a_server_that_stays_overloaded_is_given_up_on_after_four_attempts() {
     assert!(matches!(err, StoreError::Io { .. }), "{err:?}");
     assert_eq!(
         err.to_string(),
-        format!("S3ObjectStore: {endpoint} failed to write s3://b/busy.txt after 4 attempts (SlowDown: Please reduce your request rate): the server is unavailable or overloaded (S3 says so to slow its callers down); try again in a moment, and if it goes on, check that it is running and what its logs say, and that [stores.object] endpoint names an S3 server")
+        format!("S3ObjectStore: {endpoint} failed to write s3://b/busy.txt after 4 attempts (SlowDown: Please reduce your request rate): the server is unavailable or overloaded (S3 says so to slow its callers down); try again in a moment, and if it goes on, check that it is running and what its logs say, and that [stores.object.config] endpoint names an S3 server")
     );
     assert_eq!(requests(&taken), ["PUT /b/busy.txt"; 4]);
     // Three pauses of 50 to 100, 100 to 200 and 200 to 400 ms.

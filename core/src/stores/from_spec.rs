@@ -275,9 +275,11 @@ fn build_builtin(
     let (config, env) = (&spec.config, &spec.env);
     let class = impl_name.rsplit(':').next().unwrap_or(impl_name).trim();
     Ok(match kind {
-        StoreKind::Object if class == agent_env_store_s3::CLASS => {
-            AnyStore::Object(Arc::new(super::hosted::s3_store(impl_name, config, env)?))
-        }
+        StoreKind::Object if class == agent_env_store_s3::CLASS => AnyStore::Object(Arc::new(
+            super::hosted::s3_store(impl_name, config, env, &|key| {
+                spec.read_from.get(key).cloned()
+            })?,
+        )),
         StoreKind::Object => AnyStore::Object(Arc::new(LocalFilesystemObjectStore::from_config(
             impl_name, config, env,
         )?)),

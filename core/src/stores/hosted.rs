@@ -24,14 +24,22 @@ pub fn abort_uploads_under_way() -> agent_env_store_s3::Aborted {
 /// `S3ObjectStore` from its config table (references resolved); the AWS variables of `env` fill in the
 /// credentials, region and endpoint the table leaves out. Nothing is sent until the store is used. The
 /// error names every problem: unknown keys and every bad value (the S3 crate names a missing bucket).
+/// `read_from` answers, for a key the config file names by a reference, where it was read from (`the
+/// environment variable S3_ENDPOINT`), which an endpoint that cannot be reached or a bucket that does
+/// not exist names as the place to fix.
 pub fn s3_store(
     impl_name: &str,
     table: &ConfigTable,
     env: &Environment,
+    read_from: &dyn Fn(&str) -> Option<String>,
 ) -> Result<S3ObjectStore, SettingsProblems> {
     let mut problems =
         config_table::key_problems(impl_name, table, &agent_env_store_s3::CONFIG_KEYS, &[]);
-    let settings = problems.keep(S3Settings::from_table(table, &|name| env.var(name)));
+    let settings = problems.keep(S3Settings::from_table_read_from(
+        table,
+        &|name| env.var(name),
+        read_from,
+    ));
     remember_environment_credentials(table, env);
     match settings {
         Some(settings) if problems.is_empty() => Ok(S3ObjectStore::new(settings)?),
@@ -254,7 +262,7 @@ mod tests {
         table.insert("bucket".into(), "team".into());
         table.insert("endpoint".into(), "http://127.0.0.1:1".into());
         table.insert("region".into(), "us-east-1".into());
-        let _store = s3_store("S3ObjectStore", &table, &env);
+        let _store = s3_store("S3ObjectStore", &table, &env, &|_| None);
         let shown = crate::redaction::redact(&format!("k={secret} t={token}")).into_owned();
         assert!(!shown.contains(secret) && !shown.contains(token), "{shown}");
     }

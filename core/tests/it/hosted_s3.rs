@@ -209,7 +209,7 @@ fn read_only_credentials_are_named_by_config_check_and_by_a_refused_put() {
     let found = problems(&out);
     assert_eq!(
         found,
-        [format!("S3ObjectStore: these credentials may read the bucket 'core' but not write to it: {endpoint} refused to start an upload (AccessDenied: Access Denied), so every put would fail; give them write access to it (s3:PutObject, and s3:AbortMultipartUpload to call off a failed upload), or set access_key_id and secret_access_key in [stores.object] config to credentials that may write")]
+        [format!("S3ObjectStore: these credentials may read the bucket 'core' but not write to it: {endpoint} refused to start an upload (AccessDenied: Access Denied), so every put would fail; give them write access to it (s3:PutObject, and s3:AbortMultipartUpload to call off a failed upload), or set access_key_id and secret_access_key in [stores.object.config] to credentials that may write")]
     );
 
     let folder = world.dir.path().join("work/greeting");
@@ -286,7 +286,7 @@ fn config_check_gives_up_on_a_paused_server_after_ten_seconds() {
     assert_eq!(out.status.code(), Some(1));
     assert_eq!(
         problems(&out),
-        [format!("S3ObjectStore: {endpoint} did not answer a listing of the bucket 'paused' within 10 s; check that the server is running and not paused or overloaded, and that [stores.object] endpoint names an S3 server")]
+        [format!("S3ObjectStore: {endpoint} did not answer a listing of the bucket 'paused' within 10 s; check that the server is running and not paused or overloaded, and that [stores.object.config] endpoint names an S3 server")]
     );
 }
 
@@ -452,6 +452,63 @@ fn a_put_stopped_at_once_whose_abort_is_refused_says_what_stays() {
         "{stderr}"
     );
     assert!(!stderr.contains("was called off"), "{stderr}");
+}
+
+/// An endpoint or a bucket the config file names by a reference is blamed on where it was read from
+/// (the variable to fix), as a PostgreSQL dsn is, and every message names the table as it is written:
+/// `[stores.object.config]`.
+#[test]
+fn an_endpoint_or_bucket_read_through_a_reference_names_the_variable() {
+    let creds = [
+        ("TEAM_S3_KEY", "key".to_string()),
+        ("TEAM_S3_SECRET", "secret".to_string()),
+    ];
+    let config = |bucket: &str, endpoint: &str| {
+        format!(
+            "[stores.object]\nimpl = \"S3ObjectStore\"\n\n[stores.object.config]\nbucket = \"{bucket}\"\nendpoint = \"{endpoint}\"\naccess_key_id = \"env:TEAM_S3_KEY\"\nsecret_access_key = \"env:TEAM_S3_SECRET\"\n"
+        )
+    };
+    let refused = {
+        let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+        format!("http://{}", listener.local_addr().unwrap())
+    };
+    let world = World::with_config(&config("b", "env:S3_ENDPOINT"));
+    let mut with_endpoint = vars(&creds);
+    with_endpoint.push(("S3_ENDPOINT", &refused));
+    let out = world.run(&["config", "check", "--json"], &with_endpoint);
+    assert_eq!(out.status.code(), Some(1));
+    let found = problems(&out).join("\n");
+    assert!(
+        found.contains(&format!("S3ObjectStore could not reach {refused}"))
+            && found.contains("check that the server is running and that [stores.object.config] endpoint (read from the environment variable S3_ENDPOINT) names it"),
+        "{found}"
+    );
+    assert_eq!(problem_codes(&out), ["store-unreachable"], "{found}");
+
+    // A server that answers every request: the bucket does not exist.
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let endpoint = format!("http://{}", listener.local_addr().unwrap());
+    std::thread::spawn(move || {
+        for mut socket in listener.incoming().flatten() {
+            use std::io::{Read, Write};
+            let mut request = [0u8; 4096];
+            let _ = socket.read(&mut request);
+            let body = "<Error><Code>NoSuchBucket</Code><Message>The specified bucket does not exist</Message></Error>";
+            let _ = socket.write_all(
+                format!("HTTP/1.1 404 Not Found\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{body}", body.len())
+                    .as_bytes(),
+            );
+        }
+    });
+    let world = World::with_config(&config("env:S3_BUCKET", &endpoint));
+    let mut with_bucket = vars(&creds);
+    with_bucket.push(("S3_BUCKET", "no-such-bucket"));
+    let out = world.run(&["config", "check", "--json"], &with_bucket);
+    assert_eq!(out.status.code(), Some(1));
+    assert_eq!(
+        problems(&out),
+        [format!("S3ObjectStore: the bucket 'no-such-bucket' does not exist at {endpoint}; create it, or set [stores.object.config] bucket (read from the environment variable S3_BUCKET) to one that does")]
+    );
 }
 
 /// An `https://` endpoint whose server speaks plain HTTP is told to use `http://`.
