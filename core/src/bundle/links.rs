@@ -33,7 +33,8 @@ pub enum LeadsTo {
 
 /// The entries of `bundle`'s artifacts and skills, in `tree`, that are links leading outside its
 /// folder, in the order of the artifacts and, in each, of the links' paths. A bundle built into the
-/// binary has none; a link to nothing is said when it is read, not here.
+/// binary has none; a link to nothing is a problem of the bundle (its parse names every one, as
+/// [`Tree::files_below`] does), not named here.
 pub fn links_outside(bundle: &Bundle, tree: Tree<'_>) -> Vec<LinkOutside> {
     let Tree::Disk(root) = tree else {
         return Vec::new();
@@ -66,7 +67,7 @@ pub fn links_outside_folder(folder: &Path) -> Vec<LinkOutside> {
 }
 
 /// The links below the folder `rel` of `root` that lead outside it, walked without following one;
-/// what can't be read is said when the files are read, not here.
+/// what can't be read (a link to nothing among them) is said when the files are listed, not here.
 fn every_link(root: &Path, rel: &str, found: &mut Vec<LinkOutside>) {
     let Ok(entries) = std::fs::read_dir(root.join(rel)) else {
         return;
@@ -125,11 +126,6 @@ mod tests {
         )
         .unwrap();
         std::os::unix::fs::symlink("real.txt", root.join("artifacts/a/in.txt")).unwrap();
-        std::os::unix::fs::symlink(
-            dir.path().join("gone.txt"),
-            root.join("artifacts/a/dangling.txt"),
-        )
-        .unwrap();
         std::fs::create_dir_all(root.join("tasks")).unwrap();
         std::fs::write(
             root.join("tasks/t.json"),
@@ -137,6 +133,12 @@ mod tests {
         )
         .unwrap();
         let bundle = crate::bundle::parser::parse_tree(Tree::Disk(&root), "b", "b").unwrap();
+        // A link to nothing is a problem of the bundle's parse, and not named here.
+        std::os::unix::fs::symlink(
+            dir.path().join("gone.txt"),
+            root.join("artifacts/a/dangling.txt"),
+        )
+        .unwrap();
         assert_eq!(
             links_outside(&bundle, Tree::Disk(&root)),
             [LinkOutside {

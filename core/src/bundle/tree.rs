@@ -163,15 +163,31 @@ impl Tree<'_> {
 
     /// Every file below the folder `rel`, as paths relative to that folder, sorted; what
     /// [`is_left_out_of_files`] names (version-control folders, `__pycache__`) is left out. Dot files
-    /// (`.env`, `.gitignore`, `.github/`) are files of an artifact like any other.
+    /// (`.env`, `.gitignore`, `.github/`) are files of an artifact like any other. A symbolic link
+    /// that leads to nothing is no file to read: the folder is refused, naming every such link in
+    /// it at once (not the first one a read meets).
     pub fn files_below(&self, rel: &str) -> io::Result<Vec<String>> {
         let mut out = Vec::new();
-        self.walk(rel, "", &mut out)?;
+        let mut broken = Vec::new();
+        self.walk(rel, "", &mut out, &mut broken)?;
+        if !broken.is_empty() {
+            broken.sort_by(|a, b| a.path.cmp(&b.path));
+            return Err(io::Error::new(
+                io::ErrorKind::NotFound,
+                describe_broken_links(&broken),
+            ));
+        }
         out.sort();
         Ok(out)
     }
 
-    fn walk(&self, base: &str, sub: &str, out: &mut Vec<String>) -> io::Result<()> {
+    fn walk(
+        &self,
+        base: &str,
+        sub: &str,
+        out: &mut Vec<String>,
+        broken: &mut Vec<BrokenLink>,
+    ) -> io::Result<()> {
         let here = join_rel(base, sub);
         for entry in self.list(&here)? {
             if is_left_out_of_files(&entry.name) {
@@ -179,12 +195,33 @@ impl Tree<'_> {
             }
             let child = join_rel(sub, &entry.name);
             if entry.is_dir {
-                self.walk(base, &child, out)?;
+                self.walk(base, &child, out, broken)?;
+            } else if let Some(link) = self.broken_link(&join_rel(base, &child), &child) {
+                broken.push(link);
             } else {
                 out.push(child);
             }
         }
         Ok(())
+    }
+
+    /// The link at `rel`, when it is a symbolic link that can't be followed to a file (it leads to
+    /// nothing, or round in a loop); `shown` is how a message names it.
+    fn broken_link(&self, rel: &str, shown: &str) -> Option<BrokenLink> {
+        let Tree::Disk(root) = self else {
+            return None;
+        };
+        let path = join(root, rel);
+        let is_link = std::fs::symlink_metadata(&path).is_ok_and(|m| m.file_type().is_symlink());
+        if !is_link {
+            return None;
+        }
+        let error = std::fs::metadata(&path).err()?;
+        Some(BrokenLink {
+            path: shown.to_string(),
+            target: std::fs::read_link(&path).ok(),
+            leads_nowhere: error.kind() == io::ErrorKind::NotFound,
+        })
     }
 
     /// The file's path on disk, when it has one.
@@ -243,6 +280,44 @@ fn join(root: &Path, rel: &str) -> PathBuf {
         root.to_path_buf()
     } else {
         root.join(rel)
+    }
+}
+
+/// A symbolic link among a folder's files that can't be followed to a file.
+struct BrokenLink {
+    /// Its path in the folder listed.
+    path: String,
+    /// What it points to, as written in the link.
+    target: Option<PathBuf>,
+    /// Whether what it points to does not exist (else following it goes round in a loop).
+    leads_nowhere: bool,
+}
+
+impl BrokenLink {
+    fn describe(&self) -> String {
+        let to = match &self.target {
+            Some(target) => format!(" to {}", target.display()),
+            None => String::new(),
+        };
+        match self.leads_nowhere {
+            true => format!("{} is a symbolic link{to}, which does not exist", self.path),
+            false => format!(
+                "{} is a symbolic link{to}, which can't be followed (a loop of links)",
+                self.path
+            ),
+        }
+    }
+}
+
+/// Every link of `broken` (one at least), in one sentence, with what to do.
+fn describe_broken_links(broken: &[BrokenLink]) -> String {
+    let each: Vec<String> = broken.iter().map(BrokenLink::describe).collect();
+    match each.len() {
+        1 => format!("{}; remove the link or restore what it points to", each[0]),
+        _ => format!(
+            "{}; remove each link or restore what it points to",
+            each.join(", ")
+        ),
     }
 }
 
@@ -319,11 +394,31 @@ mod tests {
         std::os::unix::fs::symlink(outside.join("secret.txt"), root.join("a/linked.txt")).unwrap();
         std::os::unix::fs::symlink(root.join("gone"), root.join("a/broken")).unwrap();
         let tree = Tree::Disk(&root);
+        let err = tree.files_below("a").unwrap_err().to_string();
         assert_eq!(
-            tree.files_below("a").unwrap(),
-            ["broken", "linked.txt", "real.txt"]
+            err,
+            format!(
+                "broken is a symbolic link to {}, which does not exist; remove the link or restore what it points to",
+                root.join("gone").display()
+            )
         );
+        std::os::unix::fs::symlink("/nowhere", root.join("a/sub-broken")).unwrap();
+        std::fs::create_dir_all(root.join("a/deeper")).unwrap();
+        std::os::unix::fs::symlink("loop", root.join("a/deeper/loop")).unwrap();
+        let err = tree.files_below("a").unwrap_err().to_string();
+        assert_eq!(
+            err,
+            format!(
+                "broken is a symbolic link to {}, which does not exist, deeper/loop is a symbolic link to loop, which can't be followed (a loop of links), sub-broken is a symbolic link to /nowhere, which does not exist; remove each link or restore what it points to",
+                root.join("gone").display()
+            )
+        );
+        for gone in ["a/broken", "a/sub-broken", "a/deeper/loop"] {
+            std::fs::remove_file(root.join(gone)).unwrap();
+        }
+        assert_eq!(tree.files_below("a").unwrap(), ["linked.txt", "real.txt"]);
         assert_eq!(tree.read("a/linked.txt").unwrap(), b"s");
+        std::os::unix::fs::symlink(root.join("gone"), root.join("a/broken")).unwrap();
         let err = tree.hash("a/broken").unwrap_err().to_string();
         assert_eq!(
             err,

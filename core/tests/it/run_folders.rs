@@ -1323,3 +1323,39 @@ fn an_artifact_link_leading_outside_the_bundle_is_named() {
     assert_eq!(warned[1].0, "artifacts/a/outdir", "{doc:#}");
     assert!(warned[1].1.starts_with(folder_said), "{doc:#}");
 }
+
+/// Links among an artifact's files that lead to nothing are problems of the bundle: every one is
+/// named at once, under the bundle's path as its other problems are, before the dry run starts
+/// (and in `--json`'s `problems`), not the first one met while the artifact is read.
+#[test]
+fn every_dangling_link_of_an_artifact_is_a_problem_of_the_bundle_named_at_once() {
+    let s = Sandboxed::new();
+    let artifact = s.write("dangles/artifacts/a/f", "x\n");
+    let artifact = artifact.parent().unwrap();
+    std::os::unix::fs::symlink("/nonexistent", artifact.join("dangling")).unwrap();
+    std::fs::create_dir_all(artifact.join("sub")).unwrap();
+    std::os::unix::fs::symlink("/nope2", artifact.join("sub/dangling2")).unwrap();
+    s.write(
+        "dangles/tasks/t.json",
+        &format!(
+            r#"[{DEPLOY}, {{"id": "load", "type": "load_artifact", "sandbox_name": "box", "artifact_id": "a", "destination_path": "/app/a"}}]"#
+        ),
+    );
+    let problem = String::from(
+        "~/dangles/artifacts/a: can't be read: dangling is a symbolic link to /nonexistent, which does not exist, sub/dangling2 is a symbolic link to /nope2, which does not exist; remove each link or restore what it points to"
+    );
+    let r = s.run(&["run", "./dangles", "--dry-run"]);
+    assert_eq!(r.code, 1, "{}", r.both());
+    r.assert_stderr_has(&problem);
+    assert!(!r.stderr.contains("Dry run:"), "{}", r.both());
+    let r = s.run(&["run", "./dangles", "--dry-run", "--json"]);
+    let doc: serde_json::Value = serde_json::from_str(&r.stdout).unwrap();
+    assert_eq!(doc["status"], "error", "{doc:#}");
+    let problems: Vec<&str> = doc["problems"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter_map(|p| p.as_str())
+        .collect();
+    assert_eq!(problems.first(), Some(&problem.as_str()), "{doc:#}");
+}
