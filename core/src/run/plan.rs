@@ -10,6 +10,7 @@ use crate::bundle::step_fields::{declares_dependencies, dependency_ids, step_id,
 use crate::bundle::{Artifact, Bundle, BundleError, Eval, Task};
 
 pub mod seed_in_shell;
+pub mod seed_tokens;
 
 /// What runs a step type.
 #[derive(Clone)]

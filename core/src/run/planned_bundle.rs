@@ -11,7 +11,9 @@ use super::planned_tasks::{planned_infos, run_planned};
 use super::run_stores::RunStores;
 use super::skipped::{skipped_events, skipped_lines};
 use super::status::RunStatus;
-use super::task_notes::{say_dry_run_notes, say_task_notes, MachineFacts};
+use super::task_notes::{
+    say_dry_run_notes, say_task_notes, say_unfilled_seed_tokens, MachineFacts,
+};
 use super::RunError;
 use crate::bundle::tree::Tree;
 use crate::bundle::Bundle;
@@ -97,6 +99,12 @@ pub(super) fn execute_knowing(
         }
         skipped_lines(&plan.skipped, true, out);
         let told = say_dry_run_notes(&plan.tasks, facts, options.observer.as_ref(), out);
+        say_unfilled_seed_tokens(
+            &plan.tasks,
+            seed_of(options),
+            options.observer.as_ref(),
+            out,
+        );
         options.observer.event(&RunEvent::RunPlanned {
             bundle: bundle.display_root.clone(),
             tasks: planned_infos(plan, &version_of),
@@ -131,6 +139,12 @@ pub(super) fn execute_knowing(
     // A typo'd field or criterion type is said on every run, not only a dry one: a task that
     // skips the criterion it meant to check would otherwise pass without a word.
     say_task_notes(&plan.tasks, false, options.observer.as_ref(), out);
+    say_unfilled_seed_tokens(
+        &plan.tasks,
+        seed_of(options),
+        options.observer.as_ref(),
+        out,
+    );
     run_planned(
         plan,
         &version_of,
@@ -140,4 +154,13 @@ pub(super) fn execute_knowing(
         options,
         out,
     )
+}
+
+/// The seed the run's tasks are given (the explorer's), when it has one with values.
+fn seed_of(options: &RunOptions) -> Option<&serde_json::Map<String, serde_json::Value>> {
+    options
+        .context_metadata
+        .get("seed")
+        .and_then(serde_json::Value::as_object)
+        .filter(|seed| !seed.is_empty())
 }

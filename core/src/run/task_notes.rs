@@ -1,7 +1,8 @@
 //! Notes on the planned tasks' steps before they run: fields their built-in steps do not read,
 //! criteria of types they do not know, a plugin step's `timeout_seconds` it cannot be given and, on a dry run, the sandboxes a task will not find (with
 //! the tasks the run would fail for it) and the commands that need a bash the machine lacks, the scores its steps would give whatever they find, and the
-//! tasks that would end with no score.
+//! tasks that would end with no score; and on every run, the seed tokens (`<key>`) a step holds
+//! that the run has no seed value for.
 
 use super::bash_predictions::bash_predictions;
 use super::builtin_steps;
@@ -158,6 +159,29 @@ fn say_notes(
         }
     }
     told
+}
+
+/// The `<key>` tokens the planned tasks' steps hold that `seed` (the run's, when it has one) does
+/// not fill, so the steps run with them as written; as `note:` lines and warnings, on every run and
+/// dry run (only a run the explorer starts with a seed fills them).
+pub(super) fn say_unfilled_seed_tokens(
+    tasks: &[plan::PlannedTask<'_>],
+    seed: Option<&serde_json::Map<String, serde_json::Value>>,
+    observer: &dyn RunObserver,
+    out: &dyn Output,
+) {
+    for t in tasks {
+        for step in &t.steps {
+            let Some(note) = plan::seed_tokens::unfilled_note(&step.spec, seed) else {
+                continue;
+            };
+            out.note(&format!("note: {}: {note}", t.task.path));
+            observer.event(&RunEvent::Warning {
+                task_path: Some(t.task.path.clone()),
+                message: note,
+            });
+        }
+    }
 }
 
 /// A plugin step's `timeout_seconds` that is not a number of seconds it can be given (a string, 0,

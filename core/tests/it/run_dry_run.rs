@@ -582,6 +582,52 @@ fn a_step_with_no_criteria_is_noted_before_the_run() {
     assert!(noted_at < warned_at, "{}", run.both());
 }
 
+/// A step's `<key>` token is filled only by a seed, which only the explorer gives a run: a run and a
+/// dry run started here say which step holds which token it leaves as written (a note, and a
+/// warning in `--json`); a shell's own `<` (a redirection, a here-document) is no token and unsaid.
+#[test]
+fn a_seed_token_no_seed_fills_is_noted_before_the_run() {
+    let s = Sandboxed::new();
+    s.write(
+        "seedy/tasks/t.json",
+        r#"[{"id": "box", "type": "deploy_sandbox", "sandbox_name": "box"},
+            {"id": "greet", "type": "verify_sandbox", "sandbox_name": "box", "verifier_id": "v",
+             "criteria": [{"type": "bash_cmd_succeeds", "command": "echo <who> > who.txt"}]},
+            {"id": "shell", "type": "verify_sandbox", "sandbox_name": "box", "verifier_id": "w",
+             "criteria": [{"type": "bash_cmd_succeeds", "command": "echo b > a; sort <a > b; cat <<EOF\nx\nEOF"}]}]"#,
+    );
+    let noted = "step 'greet': <who> is a seed token, and this run has no seed to fill it, so the step runs with it as written; only a run started from the explorer with a seed fills a step's <key> tokens";
+    let dry = s.run(&["run", "--dry-run", "./seedy"]);
+    assert_eq!(dry.code, 0, "{}", dry.both());
+    assert!(
+        dry.stderr
+            .contains(&format!("note: tasks/t.json: {noted}\n")),
+        "{}",
+        dry.both()
+    );
+    assert_eq!(
+        dry.stderr.matches("seed token").count(),
+        1,
+        "{}",
+        dry.both()
+    );
+    for args in [
+        &["run", "./seedy", "--json"][..],
+        &["run", "./seedy", "--dry-run", "--json"][..],
+    ] {
+        let r = s.run(args);
+        let doc = json_of(&r);
+        let warned: Vec<(&str, &str)> = doc["warnings"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .filter_map(|w| Some((w["path"].as_str()?, w["message"].as_str()?)))
+            .filter(|(_, m)| m.contains("seed"))
+            .collect();
+        assert_eq!(warned, [("tasks/t.json", noted)], "{}", r.both());
+    }
+}
+
 /// Task files named with numbers are planned, listed and run in the order of their numbers
 /// (`task2` before `task10`), in the dry run's lines and its `--json` alike.
 #[test]
