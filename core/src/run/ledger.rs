@@ -1,6 +1,12 @@
 //! The bundle ledger: one row per written entity in the @local store's `bundle_ledger` collection,
 //! holding a digest over the entity's inputs, so an unchanged entity is not written again and a changed
 //! one is written with the reasons why.
+//!
+//! A version is its id and its inputs (the digest holds nothing else): the bundle that wrote it is
+//! where it came from, recorded with it, not part of what it is. So an artifact two bundle folders
+//! declare under one `id` (two checkouts of one repository) is reused by either while its files and
+//! settings are those of the newest version, whichever folder wrote it; with other files or
+//! settings, a new version is written, saying which bundle wrote the last one.
 
 use std::collections::BTreeMap;
 
@@ -183,10 +189,16 @@ pub fn decide(
             reasons: vec!["the ledger's digest scheme changed".to_string()],
         });
     }
-    if row_bundle != bundle {
+    // Another bundle's finished version is this one's too while the inputs are the same.
+    let written_elsewhere = row_bundle != bundle;
+    if written_elsewhere && !(same_digest && status == "done") {
+        let mut reasons = vec![format!("last written by the bundle {row_bundle}")];
+        if let Some(old) = row.get("inputs").map(Inputs::from_value) {
+            reasons.extend(changes(&old, inputs));
+        }
         return Ok(Decision::Write {
             version: next,
-            reasons: vec![format!("last written by the bundle {row_bundle}")],
+            reasons,
         });
     }
     // The store's latest being the recorded version says it is there; only otherwise is it asked.
@@ -368,8 +380,28 @@ mod tests {
         let changed = decide(&docs, "artifacts", "b", "a", &inputs(&[("f", "2")])).unwrap();
         assert_eq!(changed.version(), 2);
         assert_eq!(reasons(changed), ["files changed: f"]);
+    }
+
+    /// Two bundle folders declaring one id: the newest version is reused by either while its inputs
+    /// are the same, whichever wrote it; other inputs, or a write another bundle left unfinished, are
+    /// a new version that says who wrote the last.
+    #[test]
+    fn another_bundles_version_of_the_same_inputs_is_reused() {
+        let dir = tempfile::tempdir().unwrap();
+        let same = inputs(&[("f", "1")]);
+        let docs = store_with(&dir, "a", &[1]);
+        mark(&docs, "b", "a", 1, &same, "done").unwrap();
         let other_bundle = decide(&docs, "artifacts", "c", "a", &same).unwrap();
-        assert_eq!(reasons(other_bundle), ["last written by the bundle b"]);
+        assert_eq!(other_bundle, Decision::Reuse { version: 1 });
+        let changed = decide(&docs, "artifacts", "c", "a", &inputs(&[("f", "2")])).unwrap();
+        assert_eq!(changed.version(), 2);
+        assert_eq!(
+            reasons(changed),
+            ["last written by the bundle b", "files changed: f"]
+        );
+        mark(&docs, "b", "a", 1, &same, "pending").unwrap();
+        let unfinished = decide(&docs, "artifacts", "c", "a", &same).unwrap();
+        assert_eq!(reasons(unfinished), ["last written by the bundle b"]);
     }
 
     /// The recorded version gone, or another writer's version after it: either way a new version.

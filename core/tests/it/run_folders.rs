@@ -1324,6 +1324,55 @@ fn an_artifact_link_leading_outside_the_bundle_is_named() {
     assert!(warned[1].1.starts_with(folder_said), "{doc:#}");
 }
 
+/// Two checkouts of one bundle declare one artifact id: while its files are the same, each run of
+/// either reuses the newest version, whichever folder wrote it, rather than writing another of the
+/// same bytes; a checkout whose files differ writes a new version, saying which bundle wrote the last.
+#[test]
+fn two_folders_declaring_one_artifact_id_share_its_version_while_its_files_are_the_same() {
+    let s = Sandboxed::new();
+    s.write(
+        "mb/artifacts/notes/artifact.toml",
+        "id = \"@local/notes-file\"\n",
+    );
+    s.write("mb/artifacts/notes/notes.txt", "n\n");
+    s.write(
+        "mb/tasks/t.json",
+        &format!(
+            r#"[{DEPLOY}, {{"id": "load", "type": "load_artifact", "sandbox_name": "box", "artifact_id": "notes", "destination_path": "/app/notes"}}]"#
+        ),
+    );
+    crate::support::run::copy_dir(&s.home().join("mb"), &s.home().join("bad"));
+    let notes = |r: &crate::support::run::Ran| {
+        let doc: serde_json::Value = serde_json::from_str(&r.stdout)
+            .unwrap_or_else(|e| panic!("not JSON ({e}): {}", r.both()));
+        let entity = doc["entities"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|e| e["id"] == "@local/notes-file")
+            .cloned()
+            .unwrap_or_else(|| panic!("{doc:#}"));
+        (entity["version"].clone(), entity["written"].clone())
+    };
+    for (folder, written) in [("./bad", true), ("./mb", false), ("./bad", false)] {
+        let r = s.run(&["run", folder, "--json"]);
+        assert_eq!(r.code, 0, "{}", r.both());
+        assert_eq!(
+            notes(&r),
+            (json!(1), json!(written)),
+            "{folder}: {}",
+            r.both()
+        );
+    }
+    let r = s.run(&["run", "./mb"]);
+    r.assert_stdout_has("artifacts/notes: v1, unchanged\n");
+    s.write("mb/artifacts/notes/notes.txt", "changed\n");
+    let r = s.run(&["run", "./mb"]);
+    r.assert_stdout_has(
+        "artifacts/notes: v2 (last written by the bundle @local/~/bad; files changed: notes.txt)\n",
+    );
+}
+
 /// Links among an artifact's files that lead to nothing are problems of the bundle: every one is
 /// named at once, under the bundle's path as its other problems are, before the dry run starts
 /// (and in `--json`'s `problems`), not the first one met while the artifact is read.
