@@ -1396,7 +1396,7 @@ fn every_dangling_link_of_an_artifact_is_a_problem_of_the_bundle_named_at_once()
     let r = s.run(&["run", "./dangles", "--dry-run"]);
     assert_eq!(r.code, 1, "{}", r.both());
     r.assert_stderr_has(&problem);
-    assert!(!r.stderr.contains("Dry run:"), "{}", r.both());
+    assert!(!r.both().contains("Dry run:"), "{}", r.both());
     let r = s.run(&["run", "./dangles", "--dry-run", "--json"]);
     let doc: serde_json::Value = serde_json::from_str(&r.stdout).unwrap();
     assert_eq!(doc["status"], "error", "{doc:#}");
