@@ -4,20 +4,13 @@
 
 use std::collections::BTreeSet;
 
+use agent_env::run::plan::seed_tokens::tokens_of_steps;
 use serde_json::{Map, Value};
 
-/// Every `<name>` token in the strings of `steps` (a name is one or more characters, none of them
-/// `<`, `>` or white space), in the fields a seed fills in.
+/// Every `<name>` token in the strings of `steps`, in the fields a seed fills in: core's finder, the
+/// one a run's note on unfilled tokens uses.
 pub fn tokens(steps: &[Map<String, Value>]) -> BTreeSet<String> {
-    let mut found = BTreeSet::new();
-    for step in steps {
-        for (key, value) in step {
-            if key != "id" && key != "type" {
-                collect(value, &mut found);
-            }
-        }
-    }
-    found
+    tokens_of_steps(steps)
 }
 
 /// The keys of `seed` that name no token of `steps`, in the seed's order.
@@ -40,29 +33,6 @@ pub fn refusal(unused: &str, steps: &[Map<String, Value>]) -> String {
     format!(
         "no step of the task has the token <{unused}>, so its value would change nothing; {takes}"
     )
-}
-
-fn collect(value: &Value, found: &mut BTreeSet<String>) {
-    match value {
-        Value::String(text) => {
-            for (start, _) in text.match_indices('<') {
-                let rest = &text[start + 1..];
-                let Some(end) = rest.find(['<', '>']) else {
-                    continue;
-                };
-                let name = &rest[..end];
-                if rest[end..].starts_with('>')
-                    && !name.is_empty()
-                    && !name.chars().any(char::is_whitespace)
-                {
-                    found.insert(name.to_string());
-                }
-            }
-        }
-        Value::Array(items) => items.iter().for_each(|i| collect(i, found)),
-        Value::Object(map) => map.values().for_each(|v| collect(v, found)),
-        _ => {}
-    }
 }
 
 #[cfg(test)]
