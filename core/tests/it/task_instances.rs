@@ -618,6 +618,43 @@ fn a_name_two_bundles_share_is_a_warning_in_the_json_document() {
     assert!(one.get("warnings").is_none(), "{one:#}");
 }
 
+/// A name other bundles' tasks share is no warning when `--bundle` narrows it to one task, though
+/// the limit cuts the list: the warning counted every task of that name, whatever the bundle.
+#[test]
+fn a_name_the_bundle_narrows_to_one_task_is_no_warning_when_the_limit_cuts() {
+    let s = Sandboxed::new();
+    for bundle in ["b1", "b2", "b3"] {
+        s.write(
+            &format!("{bundle}/tasks/files.json"),
+            r#"[{"id": "box", "type": "deploy_sandbox", "sandbox_name": "box"}]"#,
+        );
+        let r = s.run(&["run", &format!("./{bundle}"), "-q"]);
+        assert_eq!(r.code, 0, "{}", r.both());
+    }
+    assert_eq!(s.run(&["run", "./b2", "-q"]).code, 0);
+    let narrowed = [
+        "task", "list", "--bundle", "b2", "--task", "files", "--limit", "1",
+    ];
+    let text = s.run(&narrowed);
+    assert_eq!(text.code, 0, "{}", text.both());
+    assert!(
+        text.stdout.contains("1 shown, the newest"),
+        "{}",
+        text.both()
+    );
+    assert!(!text.stderr.contains("names"), "{}", text.both());
+    let doc = json(&s, &[&narrowed[..], &["--json"]].concat());
+    assert_eq!(doc["instances"].as_array().unwrap().len(), 1, "{doc:#}");
+    assert!(doc.get("warnings").is_none(), "{doc:#}");
+    // Without --bundle the name still names all three.
+    let shared = s.run(&["task", "list", "--task", "files", "--limit", "1"]);
+    assert!(
+        shared.stderr.contains("'files' names 3 tasks ("),
+        "{}",
+        shared.both()
+    );
+}
+
 /// Each instance listed says how it came out in `run --json`'s words (`outcome`), as the table says
 /// it (`completed (scored below 1)`), and `task get-instance --json` says the same: the documents
 /// said only `completed` and the scores, leaving a script to judge them.

@@ -188,7 +188,7 @@ pub(super) fn list(
             }
         }
         // Said on stderr and in the document, in the same words: a script reads the document alone.
-        if let Some(shared) = shared_name(sources, &args, tasks, cut)? {
+        if let Some(shared) = shared_name(sources, &args, bundle_filter.as_ref(), tasks, cut)? {
             term.warn(shared.clone());
             warnings.push(shared);
         }
@@ -209,7 +209,7 @@ pub(super) fn list(
         .iter()
         .map(|d| text(d, "task_id").to_string())
         .collect();
-    if let Some(shared) = shared_name(sources, &args, tasks, cut)? {
+    if let Some(shared) = shared_name(sources, &args, bundle_filter.as_ref(), tasks, cut)? {
         term.warn(shared);
     }
     if found.is_empty() {
@@ -258,11 +258,13 @@ pub(super) fn list(
 }
 
 /// A name several bundles' tasks share lists them all: the warning that says so, with how to name
-/// one alone, when it does. `tasks` are the ids of the instances listed; all the tasks of that name
-/// when `cut` (the limit may have left some out).
+/// one alone, when it does. `tasks` are the ids of the instances listed; when `cut` (the limit may
+/// have left some out), also every task of that name the other filters (`--bundle`) keep: a task
+/// of that name in another bundle is not among those the list is of.
 fn shared_name(
     sources: &Recorded,
     args: &ListArgs,
+    bundle_filter: Option<&BundleFilter>,
     mut tasks: BTreeSet<String>,
     cut: bool,
 ) -> Result<Option<String>, Failure> {
@@ -270,7 +272,7 @@ fn shared_name(
         return Ok(None);
     };
     if cut {
-        tasks.extend(tasks_named(sources, asked)?);
+        tasks.extend(tasks_selected(sources, args, bundle_filter)?);
     }
     Ok(match (tasks.len() > 1, tasks.first()) {
         (true, Some(first)) => Some(format!(
