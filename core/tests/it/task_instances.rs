@@ -618,6 +618,56 @@ fn a_name_two_bundles_share_is_a_warning_in_the_json_document() {
     assert!(one.get("warnings").is_none(), "{one:#}");
 }
 
+/// `task get` reads a task a bundle run recorded by its @local id from the local store, as `task
+/// instances` reads its runs: it looked in the configured store alone, which never holds one.
+#[test]
+fn task_get_reads_a_bundle_task_by_its_local_id() {
+    let s = Sandboxed::new();
+    assert_eq!(s.run(&["run", "hello", "-q"]).code, 0);
+    let id = "@local/agentenv-framework/hello/hello";
+    let shown = s.run(&["task", "get", id]);
+    assert_eq!(shown.code, 0, "{}", shown.both());
+    assert!(
+        shown.stdout.starts_with(&format!("task:      {id} v1\n")),
+        "{}",
+        shown.stdout
+    );
+    assert!(
+        shown.stdout.contains("  hello (verify_sandbox)\n"),
+        "{}",
+        shown.stdout
+    );
+    // Run again as a bundle's task, not as a stored one.
+    assert!(
+        shown
+            .stdout
+            .ends_with("Run it with agent-env run agentenv-framework/hello --task hello.\n"),
+        "{}",
+        shown.stdout
+    );
+    let doc = json(&s, &["task", "get", id, "--json"]);
+    assert_eq!(doc["id"], id, "{doc:#}");
+    assert_eq!(doc["version"], 1, "{doc:#}");
+    let older = s.run(&["task", "get", id, "--version", "2"]);
+    assert_eq!(older.code, 1, "{}", older.both());
+    assert!(
+        older.stderr.contains(&format!(
+            "no task '{id}' v2 in the local document store; its newest version is v1"
+        )),
+        "{}",
+        older.stderr
+    );
+    let missing = s.run(&["task", "get", "@local/agentenv-framework/hello/nope"]);
+    assert_eq!(missing.code, 1, "{}", missing.both());
+    assert!(
+        missing
+            .stderr
+            .contains("no task '@local/agentenv-framework/hello/nope' in the local document store"),
+        "{}",
+        missing.stderr
+    );
+}
+
 /// A name other bundles' tasks share is no warning when `--bundle` narrows it to one task, though
 /// the limit cuts the list: the warning counted every task of that name, whatever the bundle.
 #[test]

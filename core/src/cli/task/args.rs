@@ -79,7 +79,7 @@ pub struct RunTaskArgs {
 
 #[derive(Args)]
 pub struct GetTaskArgs {
-    /// The stored task's id.
+    /// The stored task's id, or the @local id of a task a bundle run recorded (as `task list` prints it).
     pub id: String,
     /// This version instead of the latest.
     #[arg(long, value_name = "N")]

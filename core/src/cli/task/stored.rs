@@ -1,12 +1,15 @@
-//! The stored-task subcommands: `task put` writes task files as stored tasks, `task get` shows one,
-//! and `task run` runs one against the configured stores.
+//! The stored-task subcommands: `task put` writes task files as stored tasks, `task get` shows one
+//! (or a task a bundle run recorded, by its @local id), and `task run` runs one against the
+//! configured stores.
 
 use serde_json::{json, Map, Value};
 
 use super::{pretty, text, GetTaskArgs, PutArgs, RunTaskArgs};
+use crate::bundle::ids::LOCAL_PREFIX;
 use crate::cli::{Exit, Failure, Terminal};
 use crate::run::stored_task;
 use crate::session::Session;
+use crate::stores::{Document, Filter, Predicate};
 
 /// The FILE that `task put` reads from stdin.
 const STDIN: &str = "-";
@@ -111,8 +114,14 @@ fn put_each(
 }
 
 pub(super) fn get_task(args: GetTaskArgs, session: &Session, term: &Terminal) -> Exit {
-    let doc = stored_task::get_task(session, &args.id, args.version)
-        .map_err(|e| Failure::new(e.to_string()))?;
+    // An @local id names a task a bundle run recorded: in the local store, where `task instances`
+    // and `task get-instance` read its runs.
+    let recorded_by_a_bundle = args.id.starts_with(LOCAL_PREFIX);
+    let doc = match recorded_by_a_bundle {
+        true => bundle_task(session, &args.id, args.version)?,
+        false => stored_task::get_task(session, &args.id, args.version)
+            .map_err(|e| Failure::new(e.to_string()))?,
+    };
     if args.json {
         term.print(&format!("{}\n", pretty(&Value::Object(doc))));
         return Ok(0);
@@ -135,12 +144,75 @@ pub(super) fn get_task(args: GetTaskArgs, session: &Session, term: &Terminal) ->
             step.get("type").and_then(Value::as_str).unwrap_or("?")
         ));
     }
-    out.push_str(&format!(
-        "Run it with agent-env task run {}.\n",
-        crate::quote::word(text(&doc, "id"))
-    ));
+    out.push_str(&match recorded_by_a_bundle {
+        true => run_bundle_task(text(&doc, "id")),
+        false => format!(
+            "Run it with agent-env task run {}.\n",
+            crate::quote::word(text(&doc, "id"))
+        ),
+    });
     term.print(&out);
     Ok(0)
+}
+
+/// The task a bundle run recorded as `id` (an @local id), at `version` or its latest, from the local
+/// document store.
+fn bundle_task(session: &Session, id: &str, version: Option<i64>) -> Result<Document, Failure> {
+    let local = crate::run::local_stores::open(&session.paths().state_root()).documents;
+    let read = |version: Option<i64>| match version {
+        None => local.latest_version(stored_task::TASKS, id),
+        Some(v) => local.find_one(
+            stored_task::TASKS,
+            &Filter::eq("id", id).and("version", Predicate::Eq(Value::from(v))),
+            None,
+        ),
+    };
+    let found = read(version).map_err(|e| {
+        Failure::new(format!(
+            "cannot read the task '{id}' from the local document store: {e}"
+        ))
+    })?;
+    if let Some(doc) = found {
+        return Ok(doc);
+    }
+    // Another version of it, when one exists, is what the reader asked about.
+    let newest = version
+        .and_then(|_| read(None).ok().flatten())
+        .and_then(|d| d.get("version").and_then(Value::as_i64));
+    Err(Failure::new(match (version, newest) {
+        (Some(asked), Some(newest)) => format!(
+            "no task '{id}' v{asked} in the local document store; its newest version is v{newest}"
+        ),
+        _ => format!(
+            "no task '{id}' in the local document store, where bundle runs record their tasks; agent-env task list shows the tasks that ran"
+        ),
+    }))
+}
+
+/// How to run again the task a bundle run recorded as `id`: its bundle's run, the task picked by
+/// its name (`~/…` under the home folder, a folder by its absolute path when it is here, an
+/// installed bundle as `<package>/<bundle>`).
+fn run_bundle_task(id: &str) -> String {
+    let bare = id.strip_prefix(LOCAL_PREFIX).unwrap_or(id);
+    let (root, name) = bare.rsplit_once('/').unwrap_or(("", bare));
+    let folder = std::path::Path::new("/").join(root);
+    // Quoted for pasting into a shell; `~/` stays outside the quotes, where the shell expands it.
+    let bundle = if let Some(under_home) = root.strip_prefix("~/") {
+        format!("~/{}", crate::quote::word(under_home))
+    } else if !root.is_empty() && folder.is_dir() {
+        crate::quote::word(&folder.to_string_lossy())
+    } else if root.split_once('/').is_some_and(|(_, b)| !b.contains('/')) {
+        crate::quote::word(root)
+    } else {
+        return format!(
+            "Run it with agent-env run FOLDER --task {}, FOLDER being the bundle it came from.\n",
+            crate::quote::word(name)
+        );
+    };
+    format!(
+        "Run it with agent-env run {bundle} --task {}.\n",
+        crate::quote::word(name)
+    )
 }
 
 pub(super) fn run_stored(
