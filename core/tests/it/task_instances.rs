@@ -62,22 +62,33 @@ fn past_instances_are_listed_newest_first_and_filtered() {
         table.stdout
     );
     assert!(lines[2].contains("failed"), "{}", table.stdout);
-    // The TASK column's id (without `@local/`) names the task to the other commands.
+    // The TASK column's id is whole, as the INSTANCE column's is: it names the task to the other
+    // commands (`task get` reads a bundle's task by its @local id alone).
     assert!(
-        lines[1].contains("agentenv-framework/hello/hello v1"),
+        lines[1].contains("  @local/agentenv-framework/hello/hello v1  "),
         "{}",
         table.stdout
     );
-    let shown = json(
-        &s,
-        &[
-            "task",
-            "instances",
-            "agentenv-framework/hello/hello",
-            "--json",
-        ],
+    for listed in [
+        "@local/agentenv-framework/hello/hello",
+        "agentenv-framework/hello/hello",
+    ] {
+        let shown = json(&s, &["task", "instances", listed, "--json"]);
+        assert_eq!(shown["instances"].as_array().unwrap().len(), 2, "{shown}");
+    }
+    let instances = s.run(&["task", "instances", "hello"]);
+    assert!(
+        instances
+            .stdout
+            .contains("  @local/agentenv-framework/hello/hello v1  "),
+        "{}",
+        instances.stdout
     );
-    assert_eq!(shown["instances"].as_array().unwrap().len(), 2, "{shown}");
+    assert_eq!(
+        s.run(&["task", "get", "@local/agentenv-framework/hello/hello"])
+            .code,
+        0
+    );
 
     // A name that names no task at all is a typo, not "none yet": for a person and for a script.
     let typo = s.run(&["task", "instances", "helo"]);
@@ -1206,8 +1217,11 @@ fn the_task_column_quotes_an_id_a_shell_would_split_as_the_instance_column_does(
     let listed = s.run(&["task", "list"]);
     assert_eq!(listed.code, 0, "{}", listed.both());
     for (task, instance) in [
-        ("'~/my hello/hello' v1", "'@local/~/my hello/hello-"),
-        (r"'~/quotes/it'\''s' v1", r"'@local/~/quotes/it'\''s-"),
+        ("'@local/~/my hello/hello' v1", "'@local/~/my hello/hello-"),
+        (
+            r"'@local/~/quotes/it'\''s' v1",
+            r"'@local/~/quotes/it'\''s-",
+        ),
     ] {
         let row = listed
             .stdout
@@ -1217,10 +1231,10 @@ fn the_task_column_quotes_an_id_a_shell_would_split_as_the_instance_column_does(
         assert!(row.contains(&format!("  {task}  ")), "{row}");
     }
     // What the column shows, read by a shell, names the task.
-    let shown = s.run(&["task", "instances", "~/my hello/hello"]);
+    let shown = s.run(&["task", "instances", "@local/~/my hello/hello"]);
     assert_eq!(shown.code, 0, "{}", shown.both());
     assert!(
-        shown.stdout.contains("'~/my hello/hello' v1"),
+        shown.stdout.contains("'@local/~/my hello/hello' v1"),
         "{}",
         shown.stdout
     );

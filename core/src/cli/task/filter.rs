@@ -56,7 +56,7 @@ pub(super) fn matches(
 fn selects_task(task_id: &str, args: &ListArgs, bundle_filter: Option<&BundleFilter>) -> bool {
     let (bundle, name) = split_task_id(task_id);
     let bundle_ok = bundle_filter.is_none_or(|f| f.admits(bundle));
-    // The name, the whole id, the id as the TASK column shows it (without `@local/`), or its end
+    // The name, the whole id, the id without `@local/` (as the TASK column once showed it), or its end
     // from a `/` on (`slow/s01` of `@local/~/work/slow/s01`).
     let task_ok = args
         .task
@@ -66,7 +66,7 @@ fn selects_task(task_id: &str, args: &ListArgs, bundle_filter: Option<&BundleFil
 }
 
 /// Whether `asked` names the task `task_id` (whose name is `name`): the name, the whole id, the id as
-/// the TASK column shows it (without `@local/`), or its end from a `/` on (`slow/s01` of
+/// the TASK column once showed it (without `@local/`), or its end from a `/` on (`slow/s01` of
 /// `@local/~/work/slow/s01`).
 fn names_task(asked: &str, task_id: &str, name: &str) -> bool {
     name == asked

@@ -231,9 +231,10 @@ pub(super) fn list(
                 pasteable_id(text(d, "instance_id")),
                 Standing::of(d, all, now).status_line(d, &scored),
                 scores_text(&scored),
+                // Whole, as the INSTANCE column's: `task get` reads a bundle's task by its @local id.
                 format!(
                     "{} v{}",
-                    pasteable_id(task_id.strip_prefix("@local/").unwrap_or(task_id)),
+                    pasteable_id(task_id),
                     d.get("task_version").and_then(Value::as_i64).unwrap_or(0)
                 ),
                 text(d, "started_at_utc").to_string(),
