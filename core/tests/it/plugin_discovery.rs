@@ -647,21 +647,29 @@ fn scenario_13_a_missing_config_blocks_every_group_with_claims() {
     assert!(stderr.contains("the config could not be read"), "{stderr}");
 }
 
-/// With no plugin installed, `plugin show` and `plugin verify` of a name that is not there say the
-/// same: none is installed (agent-env's own built-ins are no installed package).
+/// With no plugin installed, `plugin show` of a name that is not there lists the packages `plugin
+/// list` lists, agent-env's own `agentenv-framework` (whose bundle `hello` it shows) among them, as
+/// `show` takes its name too; it said "installed: none". `plugin verify`, which takes no built-in,
+/// says none is installed.
 #[test]
-fn show_and_verify_of_an_unknown_package_agree_on_what_is_installed() {
+fn show_of_an_unknown_package_lists_what_plugin_list_lists() {
     let sb = Sandbox::new();
-    for command in ["show", "verify"] {
-        let out = sb.run(&["plugin", command, "nosuch"]);
-        assert_eq!(out.status.code(), Some(1), "plugin {command}");
-        let stderr = String::from_utf8_lossy(&out.stderr);
-        assert!(
-            stderr.contains("no installed plugin package named 'nosuch'")
-                && stderr.contains("(installed: none)"),
-            "plugin {command}: {stderr}"
-        );
-    }
+    let listed = sb.stdout(&["plugin", "list"], 0);
+    assert!(listed.contains("\nagentenv-framework "), "{listed}");
+    let out = sb.run(&["plugin", "show", "nosuch"]);
+    assert_eq!(out.status.code(), Some(1));
+    assert_eq!(
+        String::from_utf8_lossy(&out.stderr).trim(),
+        "Error: no installed plugin package named 'nosuch' (installed: agentenv-framework)"
+    );
+    let out = sb.run(&["plugin", "verify", "nosuch"]);
+    assert_eq!(out.status.code(), Some(1));
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        stderr.contains("no installed plugin package named 'nosuch'")
+            && stderr.contains("(installed: none)"),
+        "{stderr}"
+    );
 }
 
 /// `plugin show | verify | remove | approve` of a name no installed package has say it in one sentence,
@@ -677,17 +685,22 @@ fn every_plugin_command_says_not_installed_alike_and_offers_a_near_miss() {
         let out = sb.run(&["plugin", command, "agentenv-gradr"]);
         assert_eq!(out.status.code(), Some(1), "plugin {command}");
         let stderr = String::from_utf8_lossy(&out.stderr);
+        // `show` lists agent-env's own package too, as `plugin list` does: it shows it.
+        let installed = match command {
+            "show" => "agentenv-framework, agentenv-grader",
+            _ => "agentenv-grader",
+        };
         assert!(
-            stderr.starts_with("Error: no installed plugin package named 'agentenv-gradr'; did you mean 'agentenv-grader'? (installed: agentenv-grader)"),
+            stderr.starts_with(&format!("Error: no installed plugin package named 'agentenv-gradr'; did you mean 'agentenv-grader'? (installed: {installed})")),
             "plugin {command}: {stderr}"
         );
     }
     // The name without its prefix is a near miss too.
-    // `show` diagnoses agent-env's own built-ins too, so it offers their name (no installed package).
+    // `show` diagnoses agent-env's own built-ins too, so it offers their name.
     let out = sb.run(&["plugin", "show", "agentenv-framwork"]);
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert!(
-        stderr.starts_with("Error: no installed plugin package named 'agentenv-framwork'; did you mean 'agentenv-framework'? (installed: agentenv-grader)"),
+        stderr.starts_with("Error: no installed plugin package named 'agentenv-framwork'; did you mean 'agentenv-framework'? (installed: agentenv-framework, agentenv-grader)"),
         "{stderr}"
     );
     let out = sb.run(&["plugin", "remove", "gradr"]);
@@ -709,7 +722,7 @@ fn scenario_15_show_of_an_unknown_package_and_usage_errors() {
     assert_eq!(out.status.code(), Some(1));
     assert_eq!(
         String::from_utf8_lossy(&out.stderr).trim(),
-        "Error: no installed plugin package named 'nope' (installed: agentenv-grader)"
+        "Error: no installed plugin package named 'nope' (installed: agentenv-framework, agentenv-grader)"
     );
     assert!(out.stdout.is_empty());
     assert_eq!(

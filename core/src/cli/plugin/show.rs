@@ -24,21 +24,16 @@ pub(super) fn show(args: &ShowArgs, verbose: bool, session: &Session, term: &Ter
         .iter()
         .position(|d| canonical_name(&d.name) == wanted)
     else {
-        // The plugin packages found; agent-env's own built-ins (a row of no package) are not one.
-        let rows = || built.report.plugins.iter().zip(&built.sources);
-        let is_core = |source: &RowSource| matches!(source, RowSource::Core);
-        let names = rows()
-            .filter(|(_, s)| !is_core(s))
-            .map(|(d, _)| d.name.as_str());
-        // `show` diagnoses them too, so a near miss of their name is offered (they are not listed:
-        // no package of theirs is installed).
-        let built_in = rows()
-            .filter(|(_, s)| is_core(s))
-            .map(|(d, _)| d.name.as_str());
+        // Every package `plugin list` lists, each a name `show` takes: agent-env's own built-ins
+        // (`agentenv-framework`, a row of no plugin) among them, as `show` diagnoses them too.
+        let mut names: Vec<&str> = Vec::new();
+        for row in &built.report.plugins {
+            if !names.contains(&row.name.as_str()) {
+                names.push(&row.name);
+            }
+        }
         return Err(Failure::new(
-            crate::discovery::not_installed::NotInstalled::new(&args.package, names)
-                .with_built_in(built_in)
-                .to_string(),
+            crate::discovery::not_installed::NotInstalled::new(&args.package, names).to_string(),
         ));
     };
     // The show document has no key for them: a person reads them on stderr, as `list` prints them.
