@@ -1081,3 +1081,33 @@ fn a_go_installs_plan_shows_its_module_proxy() {
     );
     assert!(!dry.contains("tk1"), "{dry}");
 }
+
+/// `--installer` naming one of the Python agent-env's installers is still clap's usage error (exit
+/// 2, the installers there are listed), with a tip saying what installs a Python plugin here; any
+/// other value gets clap's error alone.
+#[test]
+fn an_installer_of_the_python_agent_env_is_told_what_installs_python_plugins_here() {
+    let sb = Sandbox::new();
+    for original in ["uv-tool", "pipx", "uv-project"] {
+        let out = sb.run(&["plugin", "add", "agentenv-x", "--installer", original]);
+        assert_eq!(out.status.code(), Some(2), "{}", both(&out));
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert!(
+            stderr.starts_with(&format!("error: invalid value '{original}' for '--installer <INSTALLER>'\n  [possible values: folder, pip, cargo, go]\n")),
+            "{stderr}"
+        );
+        assert!(
+            stderr.contains(&format!("  tip: {original} is an installer of the Python agent-env's: here pip installs a Python plugin into a virtual environment agent-env manages (.python in the plugins directory), not into one of yours; ")),
+            "{stderr}"
+        );
+        assert!(stderr.contains("(or give --installer pip)"), "{stderr}");
+        assert!(out.stdout.is_empty(), "{}", both(&out));
+    }
+    let other = sb.run(&["plugin", "add", "agentenv-x", "--installer", "npm"]);
+    assert_eq!(other.status.code(), Some(2), "{}", both(&other));
+    assert!(
+        !String::from_utf8_lossy(&other.stderr).contains("tip:"),
+        "{}",
+        both(&other)
+    );
+}

@@ -9,6 +9,7 @@
 mod approve;
 mod change;
 mod index_urls;
+mod installer_arg;
 mod pin_changes;
 mod report;
 mod show;
@@ -50,7 +51,7 @@ pub struct AddArgs {
     #[arg(required = true)]
     pub specs: Vec<String>,
     /// Use this installer instead of the one the spec suggests.
-    #[arg(long, value_enum)]
+    #[arg(long, value_parser = installer_arg::InstallerArg)]
     pub installer: Option<crate::install::source::Installer>,
     /// Show what would run; change nothing.
     #[arg(long)]
