@@ -1,6 +1,6 @@
 //! `task instances` and `task get-instance` with a configured document store that does not answer:
 //! why it is left out is said once, in the error, with one hint; `task list`, which answers without
-//! it, says it once as a warning.
+//! it, says it once as a warning, and exits 1 after listing what it could.
 
 use crate::support::run::Sandboxed;
 
@@ -58,13 +58,15 @@ fn a_command_that_answers_without_the_store_warns_once() {
         .as_str()
         .unwrap()
         .to_string();
-    for args in [
-        vec!["task", "list"],
-        vec!["task", "instances", "hello"],
-        vec!["task", "get-instance", instance.as_str()],
+    for (args, code) in [
+        // A listing the store is left out of is not the whole answer.
+        (vec!["task", "list"], 1),
+        (vec!["task", "instances", "hello"], 1),
+        (vec!["task", "get-instance", instance.as_str()], 0),
     ] {
         let r = s.run(&args);
-        assert_eq!(r.code, 0, "{args:?}: {}", r.both());
+        assert_eq!(r.code, code, "{args:?}: {}", r.both());
+        assert!(r.stdout.contains(&instance), "{args:?}: {}", r.both());
         assert_eq!(
             r.stderr
                 .matches("PostgresDocumentStore could not reach")
@@ -81,4 +83,54 @@ fn a_command_that_answers_without_the_store_warns_once() {
             r.stderr
         );
     }
+}
+
+/// A listing that had to leave the configured store out lists what it could and exits 1, text and
+/// `--json` (the document written whole, with the warning), so a script tells an outage from "no
+/// runs": it exited 0, as a list of every run does.
+#[test]
+fn a_listing_the_store_is_left_out_of_exits_1_after_listing_what_it_could() {
+    let s = Sandboxed::new();
+    let ran = s.run(&["run", "hello", "-q"]);
+    assert_eq!(ran.code, 0, "{}", ran.both());
+    let whole = s.run(&["task", "list"]);
+    assert_eq!(whole.code, 0, "{}", whole.both());
+    store_down(&s);
+    for args in [
+        &["task", "list"][..],
+        &["task", "list", "--bundle", "hello"],
+        &["task", "instances", "hello"],
+    ] {
+        let text = s.run(args);
+        assert_eq!(text.code, 1, "{args:?}: {}", text.both());
+        assert!(
+            text.stdout
+                .contains("@local/agentenv-framework/hello/hello-")
+                && text
+                    .stdout
+                    .ends_with("Show one with agent-env task get-instance INSTANCE.\n"),
+            "{args:?}: {}",
+            text.both()
+        );
+        let json = s.run(&[args, &["--json"]].concat());
+        assert_eq!(json.code, 1, "{args:?}: {}", json.both());
+        let doc: serde_json::Value = serde_json::from_str(&json.stdout)
+            .unwrap_or_else(|e| panic!("{args:?}: {e}: {}", json.stdout));
+        assert_eq!(
+            doc["instances"].as_array().map(Vec::len),
+            Some(1),
+            "{doc:#}"
+        );
+        assert!(
+            doc["warnings"][0]
+                .as_str()
+                .unwrap_or_default()
+                .starts_with("the configured document store can't be read"),
+            "{doc:#}"
+        );
+        assert!(doc.get("error").is_none(), "{doc:#}");
+    }
+    // Nothing found here either: still no answer a script takes for "no runs".
+    let none = s.run(&["task", "list", "--bundle", "elsewhere"]);
+    assert_eq!(none.code, 1, "{}", none.both());
 }

@@ -20,6 +20,10 @@ use crate::run::recorder::INSTANCES;
 use crate::stores::error::StoreError;
 use crate::stores::{Document, DocumentStore, Filter, Predicate};
 
+/// The exit code of a list the configured document store is left out of (it cannot be read): what
+/// the other stores hold is listed, the store's warning said, and the list is not the whole answer.
+const PARTIAL: i32 = 1;
+
 /// What a list says when it found nothing here and the configured document store could not be read.
 const NONE_READABLE: &str = "None found in the local store; the configured document store, where stored tasks' runs are recorded, can't be read (see the warning above), so its instances are not listed; agent-env config check says what is wrong with it.\n";
 
@@ -157,6 +161,12 @@ pub(super) fn list(
     }
     let scores = InstanceScores::new(sources);
     let now = SystemTime::now();
+    // What could be read is listed, but a list the configured store is left out of is not the whole
+    // answer: exit 1, so a script tells an outage from "no runs" without reading the warnings.
+    let exit = match sources.left_out() {
+        Some(_) => PARTIAL,
+        None => 0,
+    };
     if args.json {
         // Written as it is read, an instance at a time: a whole list of 20,000 instances was held
         // as one document (250 MB).
@@ -193,7 +203,7 @@ pub(super) fn list(
             warnings.push(shared);
         }
         document.end(&warnings);
-        return Ok(0);
+        return Ok(exit);
     }
     let mut found: Vec<Document> = first.into_iter().collect();
     let wanted = match args.limit {
@@ -216,11 +226,11 @@ pub(super) fn list(
         // Not "nothing recorded": what the store left out may hold them.
         if sources.left_out().is_some() {
             term.print(NONE_READABLE);
-            return Ok(0);
+            return Ok(exit);
         }
         let recorded = sources.count(INSTANCES, &Filter::all()).unwrap_or(0);
         term.print(&none(recorded as usize, &args));
-        return Ok(0);
+        return Ok(exit);
     }
     let rows: Vec<[String; 5]> = found
         .iter()
@@ -255,7 +265,7 @@ pub(super) fn list(
     }
     out.push_str("Show one with agent-env task get-instance INSTANCE.\n");
     term.print(&out);
-    Ok(0)
+    Ok(exit)
 }
 
 /// A name several bundles' tasks share lists them all: the warning that says so, with how to name
