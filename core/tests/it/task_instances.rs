@@ -1363,3 +1363,53 @@ fn a_killed_runs_instances_say_so_on_its_machine_whichever_store_holds_them() {
     assert_eq!(doc["stale"], true, "{doc}");
     assert_eq!(doc["outcome"], "stale", "{doc}");
 }
+
+/// A killed run's instances another machine's run marked failed (their heartbeat stopped) no longer
+/// show as running, though this machine keeps the run's journal: `task list` says only what is still
+/// true, the sandboxes it left here, and nothing once they are gone. It said the instances showed as
+/// running until the next run marked them, beside a table showing them failed.
+#[test]
+fn a_killed_run_whose_instances_were_marked_elsewhere_is_warned_of_for_its_sandboxes_alone() {
+    use agent_env::stores::DocumentStore;
+    let s = Sandboxed::new();
+    let configured = agent_env::stores::LocalSqliteDocumentStore::new(
+        s.state().join("document_store").join("documents.db"),
+    );
+    let doc = serde_json::json!({"instance_id": "team/slow-m1", "task_id": "team/slow",
+        "task_version": 1, "status": "failed", "started_at_utc": "2026-12-07T05:00:00.000000Z",
+        "error": "its run stopped sending signs of life; a later run marked it failed",
+        "context": {"metadata": {"run_group_id": "run-marked"}}});
+    configured
+        .insert("task_instances", doc.as_object().unwrap())
+        .unwrap();
+    drop(configured);
+    let sandbox = s.sandboxes().join("agent-env-local-run-marked");
+    std::fs::create_dir_all(&sandbox).unwrap();
+    left_journal(
+        &s,
+        "run-marked",
+        &[
+            "instances\tconfigured".to_string(),
+            format!("sandbox\t{}", sandbox.display()),
+        ],
+    );
+    let said = "1 earlier run that ended without finishing left sandboxes on this machine, which the next agent-env task run here removes; none of the task instances it left shows as running any more";
+    let table = s.run(&["task", "list"]);
+    assert_eq!(table.code, 0, "{}", table.both());
+    assert!(table.stdout.contains("failed"), "{}", table.both());
+    assert_eq!(
+        table.stderr,
+        format!("Warning: {said}\n"),
+        "{}",
+        table.both()
+    );
+    let listed = json(&s, &["task", "list", "--json"]);
+    assert_eq!(listed["warnings"], serde_json::json!([said]), "{listed:#}");
+    // The sandboxes gone too, nothing is left to say.
+    std::fs::remove_dir_all(&sandbox).unwrap();
+    let table = s.run(&["task", "list"]);
+    assert_eq!(table.code, 0, "{}", table.both());
+    assert_eq!(table.stderr, "", "{}", table.both());
+    let listed = json(&s, &["task", "list", "--json"]);
+    assert!(listed.get("warnings").is_none(), "{listed:#}");
+}

@@ -5,9 +5,10 @@ use std::collections::BTreeMap;
 use serde_json::Value;
 
 use super::Terminal;
+use crate::run::liveness::DeadRun;
 use crate::run::recorded::Recorded;
 use crate::session::Session;
-use crate::stores::{Document, DocumentStore, Filter};
+use crate::stores::{Document, DocumentStore, Filter, Predicate};
 
 /// Where instances are recorded: the local store (bundle runs), then the configured document store
 /// (stored tasks' runs), with what a reader should know about them: a configured store that cannot be
@@ -107,11 +108,19 @@ pub(super) fn instance_sources(session: &Session, term: &Terminal, left_out: Lef
     // Printed below with the others unless held.
     let said_from = usize::from(held && !warnings.is_empty());
     let dead = crate::run::liveness::dead_runs(&session.paths().locks_dir());
+    // A killed run is warned of while its instances show `running`: once a run elsewhere (another
+    // machine sharing the store) marked them failed, only the sandboxes it left here are, until the
+    // next run here removes them with its journal.
+    let showing = |run: &DeadRun| shows_running(&recorded, run);
     let killed = dead
         .iter()
-        .filter(|run| !run.ended && !run.cut_short)
+        .filter(|run| !run.ended && !run.cut_short && showing(run))
         .count();
+    // A journal cut short may lack the lines that name its instances and sandboxes: always said.
     let cut_short = dead.iter().filter(|run| run.cut_short).count();
+    let marked_elsewhere =
+        |run: &DeadRun| !run.ended && !run.cut_short && !showing(run) && left_sandboxes(run);
+    let sandboxes_only = dead.iter().filter(|run| marked_elsewhere(run)).count();
     let unrecorded = dead.iter().filter(|run| run.ended).count();
     let they = |n: usize| {
         if n == 1 {
@@ -130,7 +139,7 @@ pub(super) fn instance_sources(session: &Session, term: &Terminal, left_out: Lef
     };
     if killed > 0 {
         let (runs, they) = they(killed);
-        let by = marked_by(&|run| !run.ended && !run.cut_short);
+        let by = marked_by(&|run| !run.ended && !run.cut_short && showing(run));
         warnings.push(format!(
             "{killed} earlier {runs} ended without finishing ({}): the task instances {they} left show as running until the next {by} marks them failed and removes the sandboxes {they} left",
             crate::run::liveness::WHY_UNFINISHED
@@ -147,6 +156,13 @@ pub(super) fn instance_sources(session: &Session, term: &Terminal, left_out: Lef
         warnings.push(format!(
             "{cut_short} earlier {runs} left {journals} cut short ({}), so how {they} ended is not known: the task instances {they} left show as running until the next {by} marks them failed and removes the sandboxes {they} left",
             crate::run::liveness::WHY_CUT_SHORT
+        ));
+    }
+    if sandboxes_only > 0 {
+        let (runs, they) = they(sandboxes_only);
+        let by = marked_by(&marked_elsewhere);
+        warnings.push(format!(
+            "{sandboxes_only} earlier {runs} that ended without finishing left sandboxes on this machine, which the next {by} here removes; none of the task instances {they} left shows as running any more"
         ));
     }
     if unrecorded > 0 {
@@ -182,6 +198,28 @@ pub(super) fn instance_sources(session: &Session, term: &Terminal, left_out: Lef
         unfinished_here,
         held,
     }
+}
+
+/// Whether some task instance `run` (which ended without finishing) left still shows `running` in
+/// `recorded`, or it cannot be told: the store its instances went to is left out, or did not answer.
+fn shows_running(recorded: &Recorded, run: &DeadRun) -> bool {
+    let in_local = run.instances_in == Some(crate::run::liveness::InstancesIn::Local);
+    if recorded.left_out().is_some() && !in_local {
+        return true;
+    }
+    let running = Filter::eq(
+        crate::run::recorder::RUN_GROUP_PATH,
+        run.run_group_id.as_str(),
+    )
+    .and("status", Predicate::Eq(Value::from("running")));
+    recorded
+        .count(crate::run::recorder::INSTANCES, &running)
+        .map_or(true, |n| n > 0)
+}
+
+/// Whether a sandbox folder `run` noted is still there (for its next run here to remove).
+fn left_sandboxes(run: &DeadRun) -> bool {
+    run.sandboxes.iter().any(|folder| folder.exists())
 }
 
 /// The final documents the journals of `dead` runs keep of instances that no store in `recorded`
