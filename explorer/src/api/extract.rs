@@ -52,8 +52,8 @@ impl Ids {
     }
 }
 
-/// The path's parameters, the first a task id as the store holds it: one given as `agent-env task
-/// list` prints it (a bundle run's task without `@local/`) is read as the stored one
+/// The path's parameters, the first a task id as the store holds it: a bundle run's task given
+/// without its `@local/` (as earlier versions of `agent-env task list` printed it) is read as the stored one
 /// ([`task_id_as_stored`](crate::data::entities::task_id_as_stored)). When no store that answered
 /// holds the task and the configured document store failed while it was looked up, the request is a
 /// 503, as any lookup only that store could answer is: the task may be there.
