@@ -159,14 +159,7 @@ pub fn run_bundle_pinned(
         Ok(parsed) => parsed,
         Err(e) => return Err(with_plan_problems(e, session).into()),
     };
-    for rel in &parsed.ignored {
-        if let Some(why) = crate::bundle::parser::why_ignored(rel) {
-            out.note(&format!("note: {rel} is not read: {why}"));
-        }
-    }
-    for unread in &parsed.unread {
-        out.note(&format!("note: {unread}"));
-    }
+    say_parse_notes(&parsed, out, observer.as_ref());
     if !parsed.builds.is_empty() {
         let paths: Vec<&str> = parsed.builds.iter().map(|b| b.path.as_str()).collect();
         out.note(&format!(
@@ -309,6 +302,38 @@ fn say_links_outside(
         observer.event(&super::events::RunEvent::Warning {
             task_path: Some(link.path),
             message: sentence,
+        });
+    }
+}
+
+/// Notes what of the bundle a run does not read (a file in a kind folder that is not of its kind, a
+/// task file's key or `id`), and gives each to `observer` as a warning with the file's path, for
+/// `--json`'s warnings and the run's log (the note is what the terminal shows).
+fn say_parse_notes(bundle: &Bundle, out: &dyn Output, observer: &dyn RunObserver) {
+    let ignored = bundle.ignored.iter().filter_map(|rel| {
+        let why = crate::bundle::parser::why_ignored(rel)?;
+        Some((rel.clone(), format!("{rel} is not read: {why}")))
+    });
+    // Each sentence starts with the path of the task file it is about.
+    let unread = bundle.unread.iter().map(|sentence| {
+        let path = bundle
+            .tasks
+            .iter()
+            .map(|t| t.path.as_str())
+            .filter(|p| sentence.starts_with(&format!("{p} ")))
+            .max_by_key(|p| p.len())
+            .unwrap_or_default();
+        (path.to_string(), sentence.clone())
+    });
+    for (path, sentence) in ignored.chain(unread) {
+        out.note(&format!("note: {sentence}"));
+        // Said already: a warning with a path is not said again on the terminal.
+        observer.event(&match path.is_empty() {
+            true => super::events::RunEvent::Noted { message: sentence },
+            false => super::events::RunEvent::Warning {
+                task_path: Some(path),
+                message: sentence,
+            },
         });
     }
 }

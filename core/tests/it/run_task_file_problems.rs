@@ -160,3 +160,48 @@ fn a_key_of_a_task_file_object_that_nothing_reads_is_noted() {
         r.both()
     );
 }
+
+/// What a bundle's parse notes (a task file's key nothing reads, its own `id`, a file in a kind
+/// folder that is not of its kind) is in `run --json`'s warnings too, with the file's path, as it is
+/// on stderr.
+#[test]
+fn what_a_bundle_run_does_not_read_is_among_the_json_warnings() {
+    let s = Sandboxed::new();
+    s.write(
+        "bundle/tasks/t.json",
+        r#"{"id": "team/t", "step": [], "steps": [{"id": "box", "type": "deploy_sandbox", "sandbox_name": "box"}]}"#,
+    );
+    s.write("bundle/tasks/notes.yaml", "x: 1\n");
+    let r = s.run(&["run", "--dry-run", "--json", "./bundle"]);
+    assert_eq!(r.code, 0, "{}", r.both());
+    let doc: Value = serde_json::from_str(&r.stdout).unwrap();
+    let warnings: Vec<(String, String)> = doc["warnings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|w| {
+            (
+                w["path"].as_str().unwrap_or("null").to_string(),
+                w["message"].as_str().unwrap().to_string(),
+            )
+        })
+        .collect();
+    for (path, message) in [
+        ("tasks/notes.yaml", "tasks/notes.yaml is not read: a task is a .json file"),
+        ("tasks/t.json", "tasks/t.json gives the id 'team/t', which a bundle run does not read: a bundle's task is named by its file, so this one is 't' (agent-env task put reads the id)"),
+        ("tasks/t.json", "tasks/t.json gives the key 'step', which a task file does not read: did you mean 'steps'?"),
+    ] {
+        assert!(
+            warnings.contains(&(path.to_string(), message.to_string())),
+            "{message}\nnot among {warnings:#?}"
+        );
+        assert!(r.stderr.contains(&format!("note: {message}")), "{}", r.stderr);
+    }
+    // Said once on the terminal.
+    assert_eq!(
+        r.stderr.matches("did you mean 'steps'?").count(),
+        1,
+        "{}",
+        r.stderr
+    );
+}
