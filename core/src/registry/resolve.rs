@@ -78,6 +78,10 @@ impl RegistryError {
                             || crate::builtin_names::RUNNABLE_TASK_STEPS.contains(&k.as_str())
                     })
                     .collect();
+                // A near miss of one of them (`fil` for `file`) is named after them.
+                let near = crate::similar::best_match(name, known.iter().map(|k| k.as_str()), 0.75)
+                    .map(|n| format!("; did you mean '{n}'?"))
+                    .unwrap_or_default();
                 let known = match known.is_empty() {
                     true => String::new(),
                     false => format!(
@@ -89,7 +93,7 @@ impl RegistryError {
                             .join(", ")
                     ),
                 };
-                format!("'{name}' is not a known {what} type{known}")
+                format!("'{name}' is not a known {what} type{known}{near}")
             }
             other => other.to_string(),
         }

@@ -205,3 +205,21 @@ fn what_a_bundle_run_does_not_read_is_among_the_json_warnings() {
         r.stderr
     );
 }
+
+/// An artifact type one letter off a known one (`fil`) says which it likely means, beside the
+/// known ones.
+#[test]
+fn an_artifact_type_near_a_known_one_says_which() {
+    let s = Sandboxed::new();
+    s.write("bundle/artifacts/g/artifact.toml", "type = \"fil\"\n");
+    s.write("bundle/artifacts/g/f.txt", "x\n");
+    s.write(
+        "bundle/tasks/t.json",
+        r#"[{"id": "box", "type": "deploy_sandbox", "sandbox_name": "box"}]"#,
+    );
+    let problems = problems_of(&s);
+    assert_says(
+        &problems,
+        "artifacts/g/artifact.toml: 'fil' is not a known artifact type; the known ones are cli, docker_image, environment, environment_universe, file, file_artifact_universe, skill; did you mean 'file'?",
+    );
+}
