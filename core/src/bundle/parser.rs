@@ -91,6 +91,14 @@ fn shortened(text: &str) -> String {
     }
 }
 
+/// What a task file's step `n` (from 1) that is `item`, not an object, is told.
+pub fn not_a_step_object(n: usize, item: &Value) -> String {
+    format!(
+        "step {n} is {}, not a step object ({{\"id\": …, \"type\": …}})",
+        shortened(&item.to_string())
+    )
+}
+
 /// What some editors write at the start of a UTF-8 file.
 const UTF8_BOM: &[u8] = b"\xEF\xBB\xBF";
 
@@ -531,13 +539,7 @@ impl Parser<'_> {
         for (index, item) in items.into_iter().enumerate() {
             let n = index + 1;
             let Value::Object(step) = item else {
-                self.problem(
-                    rel,
-                    format!(
-                        "step {n} is {}, not a step object ({{\"id\": …, \"type\": …}})",
-                        shortened(&item.to_string())
-                    ),
-                );
+                self.problem(rel, not_a_step_object(n, &item));
                 continue;
             };
             let id = match step.get("id") {

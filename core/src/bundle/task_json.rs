@@ -1,6 +1,7 @@
 //! A task file's JSON, read so that a key given twice in one object (a copy-paste leftover, whose
 //! first value a plain reader drops without a word) is found rather than read as its last value:
-//! [`parse_all`] finds every such key, with where it is, and [`parse`] refuses the first.
+//! [`parse_all`] finds every such key, with where it is, for a bundle run and `task put` to say
+//! each one ([`DuplicateKey::describe`]).
 
 use std::cell::{Cell, RefCell};
 use std::fmt;
@@ -8,15 +9,6 @@ use std::io::Read;
 
 use serde::de::{DeserializeSeed, Deserializer, MapAccess, SeqAccess, Visitor};
 use serde_json::{Map, Value};
-
-/// Why a task file's text is not a task's JSON.
-#[derive(Debug, thiserror::Error)]
-pub enum TaskJsonError {
-    #[error("{0}")]
-    Invalid(serde_json::Error),
-    #[error("has the key '{key}' twice in one object (line {line}), and only the last would be read: keep the one you mean")]
-    DuplicateKey { key: String, line: usize },
-}
 
 /// A task file's JSON value (a key given twice read as its last value, as any JSON reader does),
 /// with every key some object of it gives twice.
@@ -81,15 +73,6 @@ impl DuplicateKey {
                 format!("{step} has the key '{key}' twice in one object ({at}), {read}")
             }
         }
-    }
-}
-
-/// The JSON value of `text`, refusing an object that gives one key twice (the first such key).
-pub fn parse(text: &[u8]) -> Result<Value, TaskJsonError> {
-    let parsed = parse_all(text).map_err(TaskJsonError::Invalid)?;
-    match parsed.duplicates.into_iter().next() {
-        Some(DuplicateKey { key, line, .. }) => Err(TaskJsonError::DuplicateKey { key, line }),
-        None => Ok(parsed.value),
     }
 }
 
@@ -297,22 +280,24 @@ mod tests {
     use super::*;
 
     #[test]
-    fn a_key_given_twice_is_refused_with_its_line() {
+    fn a_key_given_twice_is_found_with_its_line() {
         let text = "[{\"id\": \"v\",\n \"criteria\": [1],\n \"criteria\": []}]";
-        match parse(text.as_bytes()) {
-            Err(TaskJsonError::DuplicateKey { key, line }) => {
-                assert_eq!((key.as_str(), line), ("criteria", 3));
-            }
-            other => panic!("{other:?}"),
-        }
+        let found = parse_all(text.as_bytes()).unwrap().duplicates;
+        let found: Vec<(&str, usize)> = found.iter().map(|d| (d.key.as_str(), d.line)).collect();
+        assert_eq!(found, [("criteria", 3)]);
         // In a nested object too; one key in two objects is no duplicate.
-        assert!(matches!(
-            parse(br#"[{"a": {"x": 1, "x": 2}}]"#),
-            Err(TaskJsonError::DuplicateKey { .. })
-        ));
-        let value = parse(br#"[{"x": 1, "y": [true, null, -2, 2.5, "s"]}, {"x": 2}]"#).unwrap();
         assert_eq!(
-            value,
+            parse_all(br#"[{"a": {"x": 1, "x": 2}}]"#)
+                .unwrap()
+                .duplicates
+                .len(),
+            1
+        );
+        let parsed =
+            parse_all(br#"[{"x": 1, "y": [true, null, -2, 2.5, "s"]}, {"x": 2}]"#).unwrap();
+        assert!(parsed.duplicates.is_empty());
+        assert_eq!(
+            parsed.value,
             serde_json::json!([{"x": 1, "y": [true, null, -2, 2.5, "s"]}, {"x": 2}])
         );
     }
@@ -385,8 +370,7 @@ mod tests {
 
     #[test]
     fn text_that_is_not_json_says_what_a_json_reader_says() {
-        let e = parse(b"[1,").unwrap_err();
-        assert!(matches!(e, TaskJsonError::Invalid(_)), "{e:?}");
-        assert!(parse(b"[] x").is_err());
+        assert!(parse_all(b"[1,").is_err());
+        assert!(parse_all(b"[] x").is_err());
     }
 }

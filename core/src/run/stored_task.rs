@@ -140,39 +140,48 @@ pub fn id_of(text: &str) -> Option<String> {
 
 /// The steps of a task file: a JSON array of step objects, or an object with a `steps` array.
 pub fn steps_of(text: &str, file: &str) -> Result<Vec<Map<String, Value>>, BundleError> {
-    let value = crate::bundle::task_json::parse(text.as_bytes()).map_err(|e| match e {
-        crate::bundle::task_json::TaskJsonError::Invalid(e) => {
-            BundleError::one(format!("{file}: not JSON ({e})"))
-        }
-        e => BundleError::one(format!("{file}: {e}")),
+    use crate::bundle::task_json;
+    let parsed = task_json::parse_all(text.as_bytes()).map_err(|e| {
+        BundleError::one(format!(
+            "{file}: {}",
+            task_json::why_not_json(&e, text.as_bytes())
+        ))
     })?;
-    let steps = match value {
+    // Every key given twice, as a bundle run says them, with the file's other problems.
+    let mut problems: Vec<String> = parsed
+        .duplicates
+        .iter()
+        .map(|d| format!("{file}: {}", d.describe(&parsed.value)))
+        .collect();
+    let steps = match parsed.value {
         Value::Array(steps) => steps,
-        Value::Object(mut doc) => match doc.remove("steps") {
-            Some(Value::Array(steps)) => steps,
-            _ => {
-                return Err(BundleError::one(format!(
-                    "{file}: a task file is an array of steps, or an object with a 'steps' array"
-                )))
+        Value::Object(mut doc) if doc.get("steps").is_some_and(Value::is_array) => {
+            match doc.remove("steps") {
+                Some(Value::Array(steps)) => steps,
+                _ => Vec::new(),
             }
-        },
+        }
         _ => {
-            return Err(BundleError::one(format!(
+            problems.push(format!(
                 "{file}: a task file is an array of steps, or an object with a 'steps' array"
-            )))
+            ));
+            Vec::new()
         }
     };
-    steps
-        .into_iter()
-        .enumerate()
-        .map(|(i, step)| match step {
-            Value::Object(map) => Ok(map),
-            other => Err(BundleError::one(format!(
-                "{file}: step {} is {other}, not an object",
-                i + 1
-            ))),
-        })
-        .collect()
+    let mut maps = Vec::new();
+    for (i, step) in steps.into_iter().enumerate() {
+        match step {
+            Value::Object(map) => maps.push(map),
+            other => problems.push(format!(
+                "{file}: {}",
+                crate::bundle::parser::not_a_step_object(i + 1, &other)
+            )),
+        }
+    }
+    match problems.is_empty() {
+        true => Ok(maps),
+        false => Err(BundleError::new(problems)),
+    }
 }
 
 /// What a put of a task did.
@@ -606,10 +615,13 @@ mod tests {
         assert!(steps_of(r#"{"id": "a"}"#, "f").is_err());
         assert!(steps_of(r#"[1]"#, "f").is_err());
         assert_eq!(
-            steps_of("[{\"id\": \"a\",\n  \"id\": \"b\"}]", "f")
+            steps_of("[{\"id\": \"a\",\n  \"id\": \"b\"}, 2]", "f")
                 .unwrap_err()
-                .to_string(),
-            "f: has the key 'id' twice in one object (line 2), and only the last would be read: keep the one you mean"
+                .problems,
+            [
+                "f: step 1 ('b') has the key 'id' twice (line 2, column 3), and only the last would be read: keep the one you mean",
+                "f: step 2 is 2, not a step object ({\"id\": …, \"type\": …})"
+            ]
         );
     }
 }

@@ -223,3 +223,33 @@ fn an_artifact_type_near_a_known_one_says_which() {
         "artifacts/g/artifact.toml: 'fil' is not a known artifact type; the known ones are cli, docker_image, environment, environment_universe, file, file_artifact_universe, skill; did you mean 'file'?",
     );
 }
+
+/// `task put` of a file with keys given twice says every one, with its step and line:column, as a
+/// bundle run says them of the same file, and the file's other problems with them.
+#[test]
+fn task_put_says_every_key_given_twice_as_a_run_does() {
+    let s = Sandboxed::new();
+    let text = "[{\"id\": \"box\", \"type\": \"deploy_sandbox\", \"sandbox_name\": \"a\",\n  \"sandbox_name\": \"b\"},\n {\"id\": \"v\", \"type\": \"verify_sandbox\", \"sandbox_name\": \"b\", \"criteria\": [], \"criteria\": []},\n \"stray\"]";
+    let file = s.write("dup.json", text);
+    s.write("bundle/tasks/dup.json", text);
+    let put = s.run(&["task", "put", file.to_str().unwrap(), "--id", "team/dup"]);
+    assert_eq!(put.code, 1, "{}", put.both());
+    let problems = problems_of(&s);
+    for said in [
+        "step 1 ('box') has the key 'sandbox_name' twice (line 2, column 3), and only the last would be read: keep the one you mean",
+        "step 2 ('v') has the key 'criteria' twice (line 3, column 77), and only the last would be read: keep the one you mean",
+    ] {
+        assert_says(&problems, &format!("tasks/dup.json: {said}"));
+        assert!(
+            put.stderr.contains(&format!("dup.json: {said}")),
+            "{said}\n{}",
+            put.both()
+        );
+    }
+    assert!(
+        put.stderr
+            .contains("dup.json: step 3 is \"stray\", not a step object"),
+        "{}",
+        put.both()
+    );
+}
