@@ -632,7 +632,14 @@ impl Parser<'_> {
             }
         }
         for (path, name) in unknown {
-            self.problem(&path, super::model::not_a_task_of_this_bundle(&name));
+            let near =
+                crate::similar::best_match(&name, self.task_files.iter().map(String::as_str), 0.75)
+                    .map(|near| format!("; did you mean '{near}'?"))
+                    .unwrap_or_default();
+            self.problem(
+                &path,
+                format!("{}{near}", super::model::not_a_task_of_this_bundle(&name)),
+            );
         }
     }
 
@@ -679,7 +686,9 @@ impl Parser<'_> {
                             a.iter().map(|v| v.as_str().map(str::to_string)).collect()
                         });
                         match list {
-                            Some(l) if !l.is_empty() => eval.tasks = l,
+                            Some(l) if !l.is_empty() => {
+                                eval.tasks = l.iter().map(|t| as_task_name(t)).collect()
+                            }
                             _ => self.problem(&rel, eval_tasks_problem(&value)),
                         }
                     }
@@ -818,6 +827,19 @@ fn unread_task_key(rel: &str, key: &str) -> String {
     match crate::similar::best_match(key, ["steps", "id"], 0.75) {
         Some(meant) => format!("{unread}: did you mean '{meant}'?"),
         None => format!("{unread} (it reads 'steps', and the 'id' agent-env task put takes)"),
+    }
+}
+
+/// The task a name in an eval's `tasks` names, in the forms `agent-env run --task` takes: its path in
+/// the bundle (`tasks/hello.json`, `./tasks/hello.json`, `hello.json`) as its name (`hello`), in NFC
+/// as names read from files are; a name or an id as given.
+pub fn as_task_name(given: &str) -> String {
+    let given = nfc(given);
+    let bare = given.strip_prefix("./").unwrap_or(&given);
+    let bare = bare.strip_prefix("tasks/").unwrap_or(bare);
+    match bare.strip_suffix(".json") {
+        Some(name) if !name.is_empty() && !name.contains('/') => name.to_string(),
+        _ => given,
     }
 }
 

@@ -253,3 +253,42 @@ fn task_put_says_every_key_given_twice_as_a_run_does() {
         put.both()
     );
 }
+
+/// An eval names its tasks in the forms `run --task` takes (a name, a path in the bundle, an id),
+/// and one near a task's name says which it likely means, as `run --task` does.
+#[test]
+fn an_eval_takes_a_tasks_path_and_says_the_name_it_likely_means() {
+    let s = Sandboxed::new();
+    for name in ["hello", "other"] {
+        s.write(
+            &format!("bundle/tasks/{name}.json"),
+            r#"[{"id": "box", "type": "deploy_sandbox", "sandbox_name": "box"}]"#,
+        );
+    }
+    s.write(
+        "bundle/evals/e.toml",
+        "tasks = [\"helo\", \"tasks/other.json\", \"./tasks/hello.json\", \"tasks/othr.json\"]\n",
+    );
+    let problems = problems_of(&s);
+    assert_eq!(
+        problems,
+        [
+            "evals/e.toml: 'helo' is not a task of this bundle; an eval in a bundle runs the bundle's own tasks; did you mean 'hello'?",
+            "evals/e.toml: 'othr' is not a task of this bundle; an eval in a bundle runs the bundle's own tasks; did you mean 'other'?",
+        ]
+    );
+    s.write(
+        "bundle/evals/e.toml",
+        "tasks = [\"tasks/other.json\", \"./tasks/hello.json\"]\n",
+    );
+    let r = s.run(&["run", "--dry-run", "--json", "./bundle"]);
+    assert_eq!(r.code, 0, "{}", r.both());
+    let doc: Value = serde_json::from_str(&r.stdout).unwrap();
+    let paths: Vec<&str> = doc["tasks"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|t| t["path"].as_str().unwrap())
+        .collect();
+    assert_eq!(paths, ["tasks/hello.json", "tasks/other.json"], "{doc:#}");
+}
