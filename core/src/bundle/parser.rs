@@ -16,6 +16,19 @@ use super::tree::{is_ignored_name, Entry, Tree};
 /// The kind directories, in the order messages list them.
 pub const KIND_DIRS: [&str; 6] = ["envs", "agents", "artifacts", "skills", "tasks", "evals"];
 
+/// The kind folder a folder named `name` likely means (`task` for `tasks`, `Evals`, `artifcats`):
+/// one of [`KIND_DIRS`] that differs from it only in case, or is close to it, but not itself.
+fn near_kind_dir(name: &str) -> Option<&'static str> {
+    if KIND_DIRS.contains(&name) {
+        return None;
+    }
+    let lower = name.to_lowercase();
+    if let Some(kind) = KIND_DIRS.iter().find(|k| **k == lower) {
+        return Some(kind);
+    }
+    crate::similar::best_match(&lower, KIND_DIRS, 0.75)
+}
+
 /// Why an entry inside one of the [`KIND_DIRS`] was not read (what that folder holds instead); `None`
 /// for an entry outside them (a bundle may carry other files).
 pub fn why_ignored(rel: &str) -> Option<&'static str> {
@@ -147,10 +160,37 @@ impl Parser<'_> {
                 })
                 .collect();
             if near.is_empty() {
+                // Folders named near a kind (task/, Artifact/, evls/) say which they would be.
+                let meant: Vec<String> = entries
+                    .iter()
+                    .filter(|e| e.is_dir)
+                    .filter_map(|e| Some(format!("{}/ for {}/", near_kind_dir(&e.name)?, e.name)))
+                    .collect();
+                let meant = match meant.is_empty() {
+                    true => String::new(),
+                    false => format!("; did you mean {}?", meant.join(", ")),
+                };
                 self.problem(
                     "",
-                    "not a bundle: it has none of envs/, agents/, artifacts/, skills/, tasks/, evals/",
+                    format!("not a bundle: it has none of envs/, agents/, artifacts/, skills/, tasks/, evals/{meant}"),
                 );
+            }
+        } else {
+            // Beside the kind folders, one named near a kind is not read: said, as a file of a
+            // kind folder that is not of its kind is.
+            for entry in entries
+                .iter()
+                .filter(|e| e.is_dir && !is_ignored_name(&e.name))
+            {
+                // One that differs only in case is a problem of its own (rename it).
+                let kind =
+                    near_kind_dir(&entry.name).filter(|k| !k.eq_ignore_ascii_case(&entry.name));
+                if let Some(kind) = kind {
+                    self.bundle.unread.push(format!(
+                        "{}/ is not read: a bundle's folders are envs/, agents/, artifacts/, skills/, tasks/, evals/; did you mean {kind}/?",
+                        entry.name
+                    ));
+                }
             }
         }
         for entry in &entries {

@@ -314,13 +314,18 @@ fn say_parse_notes(bundle: &Bundle, out: &dyn Output, observer: &dyn RunObserver
         let why = crate::bundle::parser::why_ignored(rel)?;
         Some((rel.clone(), format!("{rel} is not read: {why}")))
     });
-    // Each sentence starts with the path of the task file it is about.
+    // Each sentence starts with the path of the task file (or the folder, `task/`) it is about.
     let unread = bundle.unread.iter().map(|sentence| {
         let path = bundle
             .tasks
             .iter()
             .map(|t| t.path.as_str())
-            .filter(|p| sentence.starts_with(&format!("{p} ")))
+            .chain(bundle.ignored.iter().map(String::as_str))
+            .filter(|p| {
+                sentence
+                    .strip_prefix(p)
+                    .is_some_and(|rest| rest.starts_with(' ') || rest.starts_with("/ "))
+            })
             .max_by_key(|p| p.len())
             .unwrap_or_default();
         (path.to_string(), sentence.clone())

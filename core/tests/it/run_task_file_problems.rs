@@ -292,3 +292,51 @@ fn an_eval_takes_a_tasks_path_and_says_the_name_it_likely_means() {
         .collect();
     assert_eq!(paths, ["tasks/hello.json", "tasks/other.json"], "{doc:#}");
 }
+
+/// A folder named near a kind folder (task/ for tasks/) says which it likely means: in the problem
+/// of a folder that has no kind folder, and beside the kind folders in a note (and `--json`'s
+/// warnings), since what it holds is not read.
+#[test]
+fn a_folder_named_near_a_kind_folder_says_which_it_likely_means() {
+    let s = Sandboxed::new();
+    let step = r#"[{"id": "box", "type": "deploy_sandbox", "sandbox_name": "box"}]"#;
+    s.write("bundle/task/t.json", step);
+    s.write("bundle/artifact/g/f.txt", "x\n");
+    s.write("bundle/notes/n.txt", "x\n");
+    assert_eq!(
+        problems_of(&s),
+        ["~/bundle: not a bundle: it has none of envs/, agents/, artifacts/, skills/, tasks/, evals/; did you mean artifacts/ for artifact/, tasks/ for task/?"]
+    );
+    s.write("bundle/tasks/t.json", step);
+    let r = s.run(&["run", "--dry-run", "--json", "./bundle"]);
+    assert_eq!(r.code, 0, "{}", r.both());
+    let said = [
+        "artifact/ is not read: a bundle's folders are envs/, agents/, artifacts/, skills/, tasks/, evals/; did you mean artifacts/?",
+        "task/ is not read: a bundle's folders are envs/, agents/, artifacts/, skills/, tasks/, evals/; did you mean tasks/?",
+    ];
+    for sentence in said {
+        assert!(
+            r.stderr.contains(&format!("note: {sentence}")),
+            "{}",
+            r.both()
+        );
+    }
+    assert!(!r.stderr.contains("notes/"), "{}", r.both());
+    let doc: Value = serde_json::from_str(&r.stdout).unwrap();
+    let warnings: Vec<(&str, &str)> = doc["warnings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|w| {
+            (
+                w["path"].as_str().unwrap_or("null"),
+                w["message"].as_str().unwrap(),
+            )
+        })
+        .collect();
+    assert_eq!(
+        warnings,
+        [("artifact", said[0]), ("task", said[1])],
+        "{doc:#}"
+    );
+}
