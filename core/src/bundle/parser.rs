@@ -232,9 +232,9 @@ impl Parser<'_> {
         if has("tasks") {
             self.read_tasks();
         }
+        // After the tasks: each eval's task names are checked as the eval is read.
         if has("evals") {
             self.read_evals();
-            self.check_eval_tasks();
         }
         for kind in ["envs", "agents"] {
             if has(kind) {
@@ -661,24 +661,19 @@ impl Parser<'_> {
 
     /// Each task an eval names must be a task file of this bundle (one that did not parse is
     /// reported as itself): found now, with every other problem, rather than when the run plans.
-    fn check_eval_tasks(&mut self) {
-        let mut unknown = Vec::new();
-        for eval in &self.bundle.evals {
-            for name in &eval.tasks {
-                let is_file = |file: &String| file == name || self.entity_id(file) == *name;
-                if self.bundle.task(name).is_none() && !self.task_files.iter().any(is_file) {
-                    unknown.push((eval.path.clone(), name.clone()));
-                }
+    fn check_eval_tasks(&mut self, rel: &str, names: &[String]) {
+        for name in names {
+            let is_file = |file: &String| file == name || self.entity_id(file) == *name;
+            if self.bundle.task(name).is_some() || self.task_files.iter().any(is_file) {
+                continue;
             }
-        }
-        for (path, name) in unknown {
             let near =
-                crate::similar::best_match(&name, self.task_files.iter().map(String::as_str), 0.75)
+                crate::similar::best_match(name, self.task_files.iter().map(String::as_str), 0.75)
                     .map(|near| format!("; did you mean '{near}'?"))
                     .unwrap_or_default();
             self.problem(
-                &path,
-                format!("{}{near}", super::model::not_a_task_of_this_bundle(&name)),
+                rel,
+                format!("{}{near}", super::model::not_a_task_of_this_bundle(name)),
             );
         }
     }
@@ -727,7 +722,9 @@ impl Parser<'_> {
                         });
                         match list {
                             Some(l) if !l.is_empty() => {
-                                eval.tasks = l.iter().map(|t| as_task_name(t)).collect()
+                                eval.tasks = l.iter().map(|t| as_task_name(t)).collect();
+                                // Said here, in the order of the eval's keys (the tasks are read).
+                                self.check_eval_tasks(&rel, &eval.tasks);
                             }
                             _ => self.problem(&rel, eval_tasks_problem(&value)),
                         }
