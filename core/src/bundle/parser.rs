@@ -871,12 +871,19 @@ fn unread_task_key(rel: &str, key: &str) -> String {
 /// the bundle (`tasks/hello.json`, `./tasks/hello.json`, `hello.json`) as its name (`hello`), in NFC
 /// as names read from files are; a name or an id as given.
 pub fn as_task_name(given: &str) -> String {
-    let given = nfc(given);
-    let bare = given.strip_prefix("./").unwrap_or(&given);
-    let bare = bare.strip_prefix("tasks/").unwrap_or(bare);
-    match bare.strip_suffix(".json") {
+    as_entity_name(given, "tasks/", ".json")
+}
+
+/// The name of a bundle's entity given by its path in the bundle (`./` and the kind folder `prefix`
+/// optional, the file's `suffix` required: `tasks/t001.json`, `small.toml`), in NFC as names read
+/// from files are; anything else (a name, an id, a path into a subfolder) as given.
+pub fn as_entity_name(given: &str, prefix: &str, suffix: &str) -> String {
+    let given = &*crate::bundle::model::as_nfc(given);
+    let bare = given.strip_prefix("./").unwrap_or(given);
+    let bare = bare.strip_prefix(prefix).unwrap_or(bare);
+    match bare.strip_suffix(suffix) {
         Some(name) if !name.is_empty() && !name.contains('/') => name.to_string(),
-        _ => given,
+        _ => given.to_string(),
     }
 }
 

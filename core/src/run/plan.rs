@@ -6,6 +6,7 @@ use serde_json::{json, Map, Value};
 
 use super::builtin_steps::BuiltinStep;
 pub use super::plan_errors::{RetryConfigError, StepTypeError, StoreArtifactError};
+use crate::bundle::parser::as_entity_name;
 use crate::bundle::step_fields::{declares_dependencies, dependency_ids, step_id, step_type};
 use crate::bundle::{Artifact, Bundle, BundleError, Eval, Task};
 
@@ -315,19 +316,6 @@ fn select<'b>(
 fn push_unique<'b>(list: &mut Vec<&'b Task>, task: &'b Task) {
     if !list.iter().any(|t| t.id == task.id) {
         list.push(task);
-    }
-}
-
-/// `prefix<name>suffix` (a task's path in its bundle, `tasks/t001.json`) as the name it is; any
-/// other text as given.
-fn as_entity_name(arg: &str, prefix: &str, suffix: &str) -> String {
-    // In NFC, as names read from the bundle's files are.
-    let arg = &*crate::bundle::model::as_nfc(arg);
-    let bare = arg.strip_prefix("./").unwrap_or(arg);
-    let bare = bare.strip_prefix(prefix).unwrap_or(bare);
-    match bare.strip_suffix(suffix) {
-        Some(name) if !name.is_empty() && !name.contains('/') => name.to_string(),
-        _ => arg.to_string(),
     }
 }
 
