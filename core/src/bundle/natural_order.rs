@@ -33,11 +33,19 @@ pub fn natural_cmp(a: &str, b: &str) -> Ordering {
     }
 }
 
-/// `items` in natural order ([`natural_cmp`]), each once: how a bundle's problems are listed, so
-/// those of `tasks/t2.json` come before those of `tasks/t10.json`, as the tasks run.
+/// A bundle's problems, each once, in the natural order ([`natural_cmp`]) of the file each names
+/// (the text before its first `": "`), so those of `tasks/t2.json` come before those of
+/// `tasks/t10.json`, as the tasks run; one file's keep the order they were found in, which is the
+/// order of its steps and keys.
 pub fn sort_naturally(items: &mut Vec<String>) {
-    items.sort_by(|a, b| natural_cmp(a, b));
-    items.dedup();
+    let mut seen = std::collections::HashSet::new();
+    items.retain(|item| seen.insert(item.clone()));
+    items.sort_by(|a, b| natural_cmp(file_named(a), file_named(b)));
+}
+
+/// The file a problem names: its text before the first `": "` (the whole text when it has none).
+fn file_named(problem: &str) -> &str {
+    problem.split_once(": ").map_or(problem, |(file, _)| file)
 }
 
 /// The run of ASCII digits `text` starts with, and what follows it.

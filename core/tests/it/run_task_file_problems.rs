@@ -293,6 +293,24 @@ fn an_eval_takes_a_tasks_path_and_says_the_name_it_likely_means() {
     assert_eq!(paths, ["tasks/hello.json", "tasks/other.json"], "{doc:#}");
 }
 
+/// One file's problems come in the order of its keys and steps, not sorted by their text; files in
+/// the order their tasks run (t2 before t10).
+#[test]
+fn one_files_problems_come_in_the_order_they_are_found() {
+    let s = Sandboxed::new();
+    s.write(
+        "bundle/tasks/t1.json",
+        r#"[{"id": "box", "type": "deploy_sandbox", "sandbox_name": "box"}]"#,
+    );
+    s.write("bundle/evals/e10.toml", "tasks = [\"zeta\", \"alpha\"]\n");
+    s.write("bundle/evals/e2.toml", "tasks = [\"yak\", \"bee\"]\n");
+    let names: Vec<String> = problems_of(&s)
+        .iter()
+        .map(|p| p.split('\'').nth(1).unwrap_or_default().to_string())
+        .collect();
+    assert_eq!(names, ["yak", "bee", "zeta", "alpha"]);
+}
+
 /// A folder named near a kind folder (task/ for tasks/) says which it likely means: in the problem
 /// of a folder that has no kind folder, and beside the kind folders in a note (and `--json`'s
 /// warnings), since what it holds is not read.
