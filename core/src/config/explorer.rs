@@ -284,36 +284,42 @@ pub fn host(written: &str) -> Result<String, SettingsError> {
             "a browser sends a name of other letters in its ASCII form (xn--…, punycode); write that",
         ));
     }
+    // An IPv6 address in its one written form (`fd00:0:0::5` and `[FD00::5]` are `[fd00::5]`).
     let ipv6 = |inside: &str| {
-        inside.contains(':')
-            && inside
-                .chars()
-                .all(|c| c.is_ascii_hexdigit() || matches!(c, ':' | '.'))
+        inside
+            .parse::<std::net::Ipv6Addr>()
+            .ok()
+            .map(|address| format!("[{address}]"))
     };
-    let port_ok = |port: &str| port.chars().all(|c| c.is_ascii_digit());
+    let port_ok = |port: &str| port.is_empty() || port.parse::<u16>().is_ok_and(|p| p > 0);
     if let Some(rest) = host.strip_prefix('[') {
         let Some((inside, after)) = rest.split_once(']') else {
             return Err(bad("its brackets do not close an IPv6 address"));
         };
-        if !ipv6(inside) {
+        let Some(address) = ipv6(inside) else {
             return Err(bad("what its brackets hold is no IPv6 address"));
-        }
+        };
         if !(after.is_empty() || after.strip_prefix(':').is_some_and(port_ok)) {
-            return Err(bad("what follows ']' is no :port"));
+            return Err(bad(
+                "what follows ']' is no :port (a number from 1 to 65535)",
+            ));
         }
-        return Ok(format!("[{inside}]"));
+        return Ok(address);
     }
     if host.matches(':').count() > 1 {
-        return match ipv6(&host) {
-            true => Ok(format!("[{host}]")),
-            false => Err(bad("it has several ':' and is no IPv6 address")),
-        };
+        return ipv6(&host).ok_or_else(|| bad("it has several ':' and is no IPv6 address"));
     }
     let name = match host.split_once(':') {
-        Some((_, port)) if !port_ok(port) => return Err(bad("what follows ':' is no port")),
+        Some((_, port)) if !port_ok(port) => {
+            return Err(bad(
+                "what follows ':' is no port (a number from 1 to 65535)",
+            ))
+        }
         Some((name, _)) => name,
         None => host.as_str(),
     };
+    // `localhost.` is `localhost` written as a fully qualified name: one host, one form.
+    let name = name.strip_suffix('.').unwrap_or(name);
     if name.is_empty() {
         return Err(bad("it names no host before its port"));
     }
@@ -324,6 +330,19 @@ pub fn host(written: &str) -> Result<String, SettingsError> {
         return Err(bad(
             "a host name is letters, digits, '-', '.' and '_', or an IP address",
         ));
+    }
+    let labels: Vec<&str> = name.split('.').collect();
+    if labels
+        .iter()
+        .any(|label| label.is_empty() || label.starts_with('-') || label.ends_with('-'))
+    {
+        return Err(bad(
+            "each part of a host name between dots holds something and neither starts nor ends with '-'",
+        ));
+    }
+    let numeric = |label: &&str| label.chars().all(|c| c.is_ascii_digit());
+    if labels.iter().all(numeric) && name.parse::<std::net::Ipv4Addr>().is_err() {
+        return Err(bad("it is no IPv4 address (four numbers from 0 to 255)"));
     }
     Ok(name.to_string())
 }
@@ -536,12 +555,23 @@ mod tests {
     #[test]
     fn allowed_hosts_are_names_without_a_port_and_every_bad_one_is_named() {
         let s = settings(
-            "[explorer]\nallowed_hosts = ['Explorer.Internal', 'box:8234', '[::1]:8080', '::1', 'FD00::5']\n",
+            "[explorer]\nallowed_hosts = ['Explorer.Internal', 'box:8234', '[::1]:8080', '::1', 'FD00::5', 'fd00:0:0::6', '[0:0:0:0:0:0:0:1]', 'Box.Local.', '10.0.0.7:80', 'host:']\n",
         )
         .unwrap();
         assert_eq!(
             s.allowed_hosts,
-            ["explorer.internal", "box", "[::1]", "[::1]", "[fd00::5]"]
+            [
+                "explorer.internal",
+                "box",
+                "[::1]",
+                "[::1]",
+                "[fd00::5]",
+                "[fd00::6]",
+                "[::1]",
+                "box.local",
+                "10.0.0.7",
+                "host"
+            ]
         );
         let e =
             settings("[explorer]\nallowed_hosts = ['', '*', 'http://x', 'a:b', 'ééé.example']\n")
@@ -562,12 +592,17 @@ mod tests {
     #[test]
     fn an_allowed_host_no_request_could_send_is_refused_by_the_rules_the_guard_reads_hosts_by() {
         let e = settings(
-            "[explorer]\nallowed_hosts = ['a!b.example', '[zz]', '[::1]x', ':80', 'x:y:z']\n",
+            "[explorer]\nallowed_hosts = ['a!b.example', '[zz]', '[::1]x', ':80', 'x:y:z', 'host:99999', 'host:0', '1.2.3.4.5', '-foo', 'foo..bar']\n",
         )
         .unwrap_err()
         .to_string();
-        assert!(e.contains("has 5 problems"), "{e}");
+        assert!(e.contains("has 10 problems"), "{e}");
         for part in [
+            "\"host:99999\", which no request's Host can match: what follows ':' is no port (a number from 1 to 65535)",
+            "\"host:0\", which no request's Host can match: what follows ':' is no port",
+            "\"1.2.3.4.5\", which no request's Host can match: it is no IPv4 address",
+            "\"-foo\", which no request's Host can match: each part of a host name between dots holds something",
+            "\"foo..bar\", which no request's Host can match: each part of a host name",
             "\"a!b.example\", which no request's Host can match: a host name is letters, digits",
             "\"[zz]\", which no request's Host can match: what its brackets hold is no IPv6 address",
             "\"[::1]x\", which no request's Host can match: what follows ']' is no :port",

@@ -56,11 +56,19 @@ fn a_host_outside_loopback_and_the_allow_list_gets_421() {
 /// (a browser's `Host: [fd00::5]:8234`) or bare (the config and the guard read hosts by one parser;
 /// the config kept the bare form, which no request's host ever equalled).
 #[test]
-fn an_ipv6_address_allowed_bare_is_served_however_the_request_writes_it() {
+fn an_ipv6_address_allowed_is_served_however_either_side_writes_it() {
     let world = World::new();
-    world.config("[explorer]\nallowed_hosts = ['FD00::5']\n");
+    world.config("[explorer]\nallowed_hosts = ['FD00:0:0::5']\n");
     let server = Explorer::start(&world);
-    for host in ["[fd00::5]:8234", "[FD00::5]", "fd00::5"] {
+    // One address however it is written, and a name written fully qualified (`localhost.`).
+    for host in [
+        "[fd00::5]:8234",
+        "[FD00::5]",
+        "fd00::5",
+        "[fd00:0:0:0:0:0:0:5]",
+        "[0:0:0:0:0:0:0:1]",
+        "LOCALHOST.:8234",
+    ] {
         server
             .request("GET", "/api/v1/health", &[("Host", host)], b"")
             .expect(200);
