@@ -2,7 +2,8 @@
 //!
 //! Each collection is a table `docs_<collection>` with a `bigserial` id (insertion order) and a `jsonb`
 //! document, plus a GIN index that serves containment. A filter's string equalities on top-level fields
-//! narrow the scan in SQL (`doc @> {"f": v}` or, as Mongo matches arrays, `doc @> {"f": [v]}`); every
+//! narrow the scan in SQL (the field is `v`, or, as Mongo matches arrays, an array holding `v`), written
+//! so that an index made on the field by `ensure_index`, or else the GIN index, serves them; every
 //! candidate is then matched in Rust by the store API's evaluator, so the semantics are exactly the
 //! SQLite store's. A page of a listing reads its rows' top-level fields first ([`Rows::projections`])
 //! and then only its own documents ([`Rows::by_ids`]): see `page`.
@@ -93,6 +94,11 @@ pub fn run_ddl(client: &mut Connection, shown: &str, statements: &[String]) -> S
 }
 
 /// The statements that create a collection's table and its containment index.
+///
+/// The containment index is written through on each insert and update (`fastupdate = off`) rather than
+/// through a pending list: a list that has grown (up to 4 MB, until the next vacuum) is read whole by
+/// every search of the index, and the planner, counting it, scanned the whole table instead (a scan
+/// that decompresses every document, which it does not count) for a lookup of one instance by its id.
 pub fn create_table(schema: &str, table: &Table) -> Vec<String> {
     let mut out = Vec::new();
     if schema != "public" {
@@ -103,7 +109,7 @@ pub fn create_table(schema: &str, table: &Table) -> Vec<String> {
         table.qualified
     ));
     out.push(format!(
-        "CREATE INDEX IF NOT EXISTS {} ON {} USING gin (doc jsonb_path_ops)",
+        "CREATE INDEX IF NOT EXISTS {} ON {} USING gin (doc jsonb_path_ops) WITH (fastupdate = off)",
         quote(&format!("{}_doc", table.bare)),
         table.qualified
     ));
@@ -180,9 +186,10 @@ pub struct Narrowing {
 }
 
 /// The narrowing of `filter`: a string equality (or a membership in a list of strings) on a top-level
-/// field is a containment test (`doc @> {"f": v}` or, as Mongo matches arrays, `doc @> {"f": [v]}`),
-/// which compares strings byte for byte as the evaluator does, and a string in an array as an element
-/// of it, never deeper. It decides the filter when every condition is one of those.
+/// field selects the documents `doc @> {"f": v} OR doc @> {"f": [v]}` selects (Mongo matches an array
+/// holding `v` too), which compares strings byte for byte as the evaluator does, and a string in an
+/// array as an element of it, never deeper; [`string_equality`] writes it so that an index serves it.
+/// It decides the filter when every condition is one of those.
 pub fn narrowing(filter: &Filter) -> Narrowing {
     let mut clauses = Vec::new();
     let mut params: Vec<Value> = Vec::new();
@@ -205,13 +212,7 @@ pub fn narrowing(filter: &Filter) -> Narrowing {
             };
             let mut any = Vec::new();
             for s in wanted {
-                any.push(format!(
-                    "doc @> ${} OR doc @> ${}",
-                    params.len() + 1,
-                    params.len() + 2
-                ));
-                params.push(json!({ field.as_str(): s }));
-                params.push(json!({ field.as_str(): [s] }));
+                any.push(string_equality(field, s, &mut params));
             }
             clauses.push(if any.is_empty() {
                 "false".to_string()
@@ -230,6 +231,41 @@ pub fn narrowing(filter: &Filter) -> Narrowing {
         params,
         decides,
     }
+}
+
+/// The condition that `field` (top-level) is the string `s` or an array holding it as an element,
+/// with its parameters pushed onto `params`: exactly the documents `doc @> {"f": s} OR doc @> {"f": [s]}`
+/// selects, written so that the planner finds an index for each half and expects few rows.
+///
+/// - `(NULLIF(doc #> '{"f"}', 'null'::jsonb)) = s AND doc @> {"f": s}`: the first is the expression of
+///   an index [`create_index`] makes on `f`, so a collection given one is read through it (and the
+///   planner knows from that index's statistics how many rows hold `s`); the second, which says the
+///   same, lets the containment index serve a collection without one.
+/// - `jsonb_typeof(doc #> '{"f"}') = 'array' AND doc @> {"f": [s]}`: the array case, through the
+///   containment index.
+///
+/// Each half is two conditions that say the same thing: the planner, which takes them for independent,
+/// then expects a handful of rows rather than the 1 % it guesses for a containment test alone. With
+/// that guess it scanned the whole table (each document detoasted, as the planner does not count) or
+/// walked the primary key for an `ORDER BY id LIMIT 1`, for a lookup of one instance by its id.
+///
+/// A field that cannot be written in an index expression (it holds a quote, a brace, a comma, a
+/// backslash or a NUL) keeps the two containment tests alone.
+fn string_equality(field: &str, s: &str, params: &mut Vec<Value>) -> String {
+    let n = params.len();
+    params.push(json!({ field: s }));
+    params.push(json!({ field: [s] }));
+    let expr = match field_expr(field) {
+        Ok(expr) if !field.contains('\0') => expr,
+        _ => return format!("doc @> ${} OR doc @> ${}", n + 1, n + 2),
+    };
+    params.push(Value::String(s.to_string()));
+    format!(
+        "{expr} = ${} AND doc @> ${} OR jsonb_typeof(doc #> '{{\"{field}\"}}') = 'array' AND doc @> ${}",
+        n + 3,
+        n + 1,
+        n + 2
+    )
 }
 
 /// A string value's text.
@@ -427,6 +463,61 @@ mod tests {
         assert!(long.bare.len() <= 50, "{}", long.bare);
         assert_ne!(long, Table::new("public", &"x".repeat(101)));
         assert_eq!(quote("a\"b"), "\"a\"\"b\"");
+    }
+
+    /// The containment index has no pending list, which every search of it reads whole.
+    #[test]
+    fn the_containment_index_is_written_through() {
+        let statements = create_table("s", &Table::new("s", "c"));
+        assert!(
+            statements[2].ends_with("USING gin (doc jsonb_path_ops) WITH (fastupdate = off)"),
+            "{statements:?}"
+        );
+    }
+
+    /// A string equality on a top-level field is written with the expression of the index
+    /// `ensure_index` makes on that field (so a lookup of one instance by its id reads it through that
+    /// index), and still with the containment tests the GIN index serves, the array case included.
+    #[test]
+    fn an_equality_is_written_with_the_expression_of_the_fields_index() {
+        let one = narrowing(&Filter::eq("instance_id", "team/t-1"));
+        let index = create_index(&Table::new("s", "c"), &["instance_id"], true).unwrap();
+        let expr = "(NULLIF(doc #> '{\"instance_id\"}', 'null'::jsonb))";
+        assert!(index.ends_with(&format!("({expr})")), "{index}");
+        assert_eq!(
+            one.where_sql,
+            format!(" WHERE ({expr} = $3 AND doc @> $1 OR jsonb_typeof(doc #> '{{\"instance_id\"}}') = 'array' AND doc @> $2)")
+        );
+        assert_eq!(
+            one.params,
+            [
+                json!({"instance_id": "team/t-1"}),
+                json!({"instance_id": ["team/t-1"]}),
+                json!("team/t-1")
+            ]
+        );
+        assert!(one.decides);
+
+        let listed = narrowing(
+            &Filter::default().and("status", Predicate::In(vec![json!("a"), json!("b")])),
+        );
+        assert_eq!(listed.params.len(), 6);
+        assert!(
+            listed.where_sql.contains("= $3 AND doc @> $1 OR"),
+            "{}",
+            listed.where_sql
+        );
+        assert!(
+            listed.where_sql.contains("= $6 AND doc @> $4 OR"),
+            "{}",
+            listed.where_sql
+        );
+        assert!(listed.decides);
+
+        let quoted = narrowing(&Filter::eq("it's", "v"));
+        assert_eq!(quoted.where_sql, " WHERE (doc @> $1 OR doc @> $2)");
+        assert_eq!(quoted.params.len(), 2);
+        assert!(quoted.decides);
     }
 
     #[test]

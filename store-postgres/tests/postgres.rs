@@ -782,3 +782,169 @@ fn a_listing_read_page_after_page_keeps_its_order_until_its_rows_change() {
         }
     }
 }
+
+/// A string equality matches a field holding the string and an array holding it as an element, never
+/// deeper, whether or not the collection has an index on the field: the same documents through every
+/// call that takes a filter, as the SQLite store answers.
+#[test]
+fn an_equality_matches_an_array_holding_the_value_with_or_without_an_index() {
+    let store = store("equality");
+    store.drop_collection("plain").unwrap();
+    store.drop_collection("indexed").unwrap();
+    let docs = [
+        json!({"id": "scalar", "tag": "x"}),
+        json!({"id": "array", "tag": ["w", "x"]}),
+        json!({"id": "nested", "tag": [["x"]]}),
+        json!({"id": "object", "tag": {"x": "x"}}),
+        json!({"id": "other", "tag": "y"}),
+        json!({"id": "null", "tag": null}),
+        json!({"id": "missing"}),
+    ];
+    let ids = |found: Vec<serde_json::Map<String, Value>>| -> Vec<String> {
+        found
+            .iter()
+            .map(|d| d["id"].as_str().unwrap().to_string())
+            .collect()
+    };
+    for collection in ["plain", "indexed"] {
+        if collection == "indexed" {
+            store.ensure_index(collection, &["tag"], false).unwrap();
+        }
+        for d in &docs {
+            store.insert(collection, &doc(d.clone())).unwrap();
+        }
+        let x = Filter::eq("tag", "x");
+        let query =
+            |filter: &Filter, limit| ids(store.query(collection, filter, None, limit, 0).unwrap());
+        assert_eq!(query(&x, None), ["scalar", "array"], "{collection}");
+        assert_eq!(query(&x, Some(10)), ["scalar", "array"], "{collection}");
+        assert_eq!(store.count(collection, &x).unwrap(), 2, "{collection}");
+        assert_eq!(
+            query(&Filter::eq("tag", "w"), Some(1)),
+            ["array"],
+            "{collection}"
+        );
+        let listed = Filter::default().and(
+            "tag",
+            agent_env_store::document::query::Predicate::In(vec![json!("z"), json!("w")]),
+        );
+        assert_eq!(query(&listed, None), ["array"], "{collection}");
+        assert_eq!(
+            store
+                .find_one(collection, &Filter::eq("tag", "w"), None)
+                .unwrap()
+                .map(|d| d["id"].clone()),
+            Some(json!("array")),
+            "{collection}"
+        );
+        let replaced = store
+            .replace(
+                collection,
+                &Filter::eq("tag", "w"),
+                &doc(json!({"id": "array", "tag": ["x", "v"]})),
+                false,
+            )
+            .unwrap();
+        assert_eq!(replaced, 1, "{collection}");
+        assert_eq!(
+            query(&Filter::eq("tag", "v"), Some(5)),
+            ["array"],
+            "{collection}"
+        );
+        assert_eq!(query(&x, Some(5)), ["scalar", "array"], "{collection}");
+    }
+}
+
+/// How many times the server has scanned `table` of `schema` whole, and read each of its indexes, by
+/// name: read as the cluster's owner once the counts of every session that ended are in.
+fn scans_of(schema: &str, table: &str) -> (i64, Vec<(String, i64)>) {
+    owner_session(async |client| {
+        let seq: i64 = client
+            .query_one(
+                "SELECT seq_scan FROM pg_stat_user_tables WHERE schemaname = $1 AND relname = $2",
+                &[&schema, &table],
+            )
+            .await
+            .unwrap()
+            .get(0);
+        let indexes = client
+            .query(
+                "SELECT indexrelname::text, idx_scan FROM pg_stat_user_indexes WHERE schemaname = $1 AND relname = $2 ORDER BY 1",
+                &[&schema, &table],
+            )
+            .await
+            .unwrap()
+            .iter()
+            .map(|row| (row.get(0), row.get(1)))
+            .collect();
+        (seq, indexes)
+    })
+}
+
+/// A lookup by a string field reads the rows holding it through an index, never by scanning the whole
+/// table (which decompresses every document: a lookup of one task instance by its id took 17 ms at
+/// 5,000 instances, and walked the primary key for `find_one`): through the index `ensure_index` made
+/// on the field, or the containment index of a collection given none.
+#[test]
+fn a_lookup_by_a_field_reads_through_an_index_not_the_whole_table() {
+    let schema = "lookup";
+    let setup = store(schema);
+    setup.drop_collection("indexed").unwrap();
+    setup.drop_collection("plain").unwrap();
+    setup
+        .ensure_index("indexed", &["instance_id"], true)
+        .unwrap();
+    setup
+        .insert("plain", &doc(json!({"instance_id": "first"})))
+        .unwrap();
+    drop(setup);
+    for table in ["docs_indexed", "docs_plain"] {
+        // 3,000 documents of some 4 KB, as task instances are, written and analyzed by the owner.
+        as_owner(&format!(
+            "INSERT INTO {schema}.{table} (doc) SELECT jsonb_build_object('instance_id', 'team/t-' || g, \
+             'status', 'completed', 'log', (SELECT string_agg(md5(g::text || k::text), ' ') FROM generate_series(1, 110) k)) \
+             FROM generate_series(1, 3000) g; ANALYZE {schema}.{table}"
+        ));
+    }
+    let lookups = 20;
+    for (collection, index_suffix) in [("indexed", "_unique"), ("plain", "_doc")] {
+        let table = format!("docs_{collection}");
+        let (seq_before, indexes_before) = scans_of(schema, &table);
+        let store = store(schema);
+        for i in 0..lookups {
+            let id = format!("team/t-{}", 1000 + i * 97);
+            let found = store
+                .find_one(collection, &Filter::eq("instance_id", id.as_str()), None)
+                .unwrap()
+                .unwrap();
+            assert_eq!(found["instance_id"], json!(id));
+        }
+        // Its sessions end, and the server counts their scans.
+        drop(store);
+        let read_through = |indexes: &[(String, i64)]| {
+            indexes
+                .iter()
+                .filter(|(name, _)| name.ends_with(index_suffix))
+                .map(|(_, n)| *n)
+                .sum::<i64>()
+        };
+        let deadline = std::time::Instant::now() + std::time::Duration::from_secs(30);
+        let (seq_after, indexes_after) = loop {
+            let now = scans_of(schema, &table);
+            if read_through(&now.1) >= read_through(&indexes_before) + lookups
+                || std::time::Instant::now() > deadline
+            {
+                break now;
+            }
+            std::thread::sleep(std::time::Duration::from_millis(200));
+        };
+        assert!(
+            read_through(&indexes_after) >= read_through(&indexes_before) + lookups,
+            "{collection}: {lookups} lookups by instance_id did not read the index *{index_suffix}: {indexes_before:?} then {indexes_after:?}"
+        );
+        assert_eq!(
+            seq_after, seq_before,
+            "{collection}: a lookup by instance_id scanned the whole table"
+        );
+    }
+}
