@@ -1,8 +1,8 @@
 //! Notes on the planned tasks' steps before they run: fields their built-in steps do not read,
 //! criteria of types they do not know, a plugin step's `timeout_seconds` it cannot be given and, on a dry run, the sandboxes a task will not find (with
 //! the tasks the run would fail for it) and the commands that need a bash the machine lacks, the scores its steps would give whatever they find, and the
-//! tasks that would end with no score; and on every run, the seed tokens (`<key>`) a step holds
-//! that the run has no seed value for.
+//! tasks that would end with no score; and on every run, the seed tokens (`<key>`) the run has no
+//! seed value for that stand bare in a command bash runs, which bash would read as a redirection.
 
 use super::bash_predictions::bash_predictions;
 use super::builtin_steps;
@@ -162,8 +162,9 @@ fn say_notes(
 }
 
 /// The `<key>` tokens the planned tasks' steps hold that `seed` (the run's, when it has one) does
-/// not fill, so the steps run with them as written; as `note:` lines and warnings, on every run and
-/// dry run (only a run the explorer starts with a seed fills them).
+/// not fill, where bash would read them as redirections (bare in a criterion's command; see
+/// [`plan::seed_tokens::unfilled_note`]), so the steps run with them as written; as `note:` lines
+/// and warnings, on every run and dry run (only a run the explorer starts with a seed fills them).
 pub(super) fn say_unfilled_seed_tokens(
     tasks: &[plan::PlannedTask<'_>],
     seed: Option<&serde_json::Map<String, serde_json::Value>>,

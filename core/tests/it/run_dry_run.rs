@@ -628,6 +628,43 @@ fn a_seed_token_no_seed_fills_is_noted_before_the_run() {
     }
 }
 
+/// The note on unfilled seed tokens speaks only of a token bash would read as a redirection: one
+/// bare (unquoted) in a command a criterion runs, named as a seed key is. HTML and regular
+/// expressions in other fields, a quoted `<title>` in a command, or a shell's `<hello.txt>` say
+/// nothing, on a run (which passes) and a dry run, nor in `--json`'s warnings.
+#[test]
+fn angle_brackets_that_are_no_unfilled_seed_token_are_not_noted() {
+    let s = Sandboxed::new();
+    s.write(
+        "html/tasks/t.json",
+        r#"[{"id": "box", "type": "deploy_sandbox", "sandbox_name": "box"},
+            {"id": "v", "type": "verify_sandbox", "sandbox_name": "box", "verifier_id": "v",
+             "criteria": [
+               {"type": "bash_cmd_succeeds", "criterion": "writes <b>",
+                "bash_cmd": "printf '<title>t</title><b>hello</b>\n' > hello.txt"},
+               {"type": "probe_file_contains", "paths": ["hello.txt"], "expected": "<b>hello</b>"},
+               {"type": "bash_cmd_succeeds", "bash_cmd": "grep -c '<title>' hello.txt || true"},
+               {"type": "bash_cmd_succeeds", "bash_cmd": "sort <hello.txt>out.txt"},
+               {"type": "bash_cmd_succeeds", "command": "echo \"<who>\" \\<where> # <what>"},
+               {"type": "probe_file_contains", "paths": ["out.txt"], "expected": "<p>|hello"}]}]"#,
+    );
+    let dry = s.run(&["run", "--dry-run", "./html"]);
+    assert_eq!(dry.code, 0, "{}", dry.both());
+    let run = s.run(&["run", "./html"]);
+    assert_eq!(run.code, 0, "{}", run.both());
+    for ran in [&dry, &run] {
+        assert!(!ran.stderr.contains("seed"), "{}", ran.both());
+    }
+    for args in [
+        &["run", "./html", "--json"][..],
+        &["run", "./html", "--dry-run", "--json"][..],
+    ] {
+        let r = s.run(args);
+        let doc = json_of(&r);
+        assert_eq!(doc["warnings"], json!([]), "{}", r.both());
+    }
+}
+
 /// Task files named with numbers are planned, listed and run in the order of their numbers
 /// (`task2` before `task10`), in the dry run's lines and its `--json` alike.
 #[test]

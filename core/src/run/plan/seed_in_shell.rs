@@ -64,28 +64,23 @@ pub enum NotPlain {
 /// refusal per key and criterion, naming its first such character. Empty when the step runs no
 /// command or the seed fills none.
 pub fn refusals(step: &Map<String, Value>, seed: &Map<String, Value>) -> Vec<SeedInShell> {
-    if seed.is_empty() || step_type(step) != COMMAND_STEP {
+    if seed.is_empty() {
         return Vec::new();
     }
     // Which criteria run a command is read from the step as the seed leaves it: a seed may fill a
     // criterion's type too.
     let mut filled = step.clone();
     super::substitute_seed(&mut filled, seed);
-    let (Some(filled), Some(written)) = (criteria(&filled), criteria(step)) else {
+    let Some(written) = criteria(step) else {
         return Vec::new();
     };
     let mut found = Vec::new();
-    for (index, (now, before)) in filled.iter().zip(written).enumerate() {
-        if now.get("type").and_then(Value::as_str) != Some(COMMAND_CRITERION) {
-            continue;
-        }
-        // The field the step runs: `command` when the criterion has one, else `bash_cmd`.
-        let field = if now.get("command").is_some() {
-            "command"
-        } else {
-            "bash_cmd"
-        };
-        let Some(command) = before.get(field).and_then(Value::as_str) else {
+    for (index, field) in shell_fields(&filled) {
+        let Some(command) = written
+            .get(index)
+            .and_then(|c| c.get(field))
+            .and_then(Value::as_str)
+        else {
             continue;
         };
         // Filled as the run fills it, key by key, so a token one value completes is caught too, and
@@ -109,6 +104,41 @@ pub fn refusals(step: &Map<String, Value>, seed: &Map<String, Value>) -> Vec<See
         });
     }
     found
+}
+
+/// The commands `step` hands bash, as it reads them: each `bash_cmd_succeeds` criterion's of a
+/// `verify_sandbox` step, from the field [`shell_fields`] names.
+pub(super) fn shell_commands(step: &Map<String, Value>) -> Vec<&str> {
+    let Some(all) = criteria(step) else {
+        return Vec::new();
+    };
+    shell_fields(step)
+        .into_iter()
+        .filter_map(|(index, field)| all.get(index)?.get(field)?.as_str())
+        .collect()
+}
+
+/// The criteria of `step` that run a command in bash (counted from 0), each with the field the
+/// command is read from: `command` when the criterion has one, else `bash_cmd`. Empty when the step
+/// is not a `verify_sandbox` one.
+fn shell_fields(step: &Map<String, Value>) -> Vec<(usize, &'static str)> {
+    if step_type(step) != COMMAND_STEP {
+        return Vec::new();
+    }
+    let Some(all) = criteria(step) else {
+        return Vec::new();
+    };
+    all.iter()
+        .enumerate()
+        .filter(|(_, c)| c.get("type").and_then(Value::as_str) == Some(COMMAND_CRITERION))
+        .map(|(index, c)| {
+            let field = match c.get("command").is_some() {
+                true => "command",
+                false => "bash_cmd",
+            };
+            (index, field)
+        })
+        .collect()
 }
 
 fn criteria(step: &Map<String, Value>) -> Option<&Vec<Value>> {
