@@ -74,6 +74,20 @@ pub trait DocumentStore: Send + Sync {
     /// Deletes the first match; 1 or 0.
     fn delete(&self, collection: &str, filter: &Filter) -> StoreResult<u64>;
 
+    /// Deletes every document matching `filter`; how many went. A document that starts to match
+    /// while it runs may stay.
+    ///
+    /// The default deletes the matches one by one ([`delete_matches_one_by_one`]: with
+    /// [`DocumentStore::delete`], at most as many times as [`DocumentStore::count`] said plus one, so
+    /// a store that reports deletes it does not make cannot keep it looping); it may fail part way,
+    /// having deleted some. A store that can delete many at once overrides it: the local SQLite
+    /// store and PostgreSQL each delete them all in one transaction, or none. A plugin's store is
+    /// asked one document at a time (`store.document.delete`): the protocol has no call that
+    /// deletes many.
+    fn delete_all(&self, collection: &str, filter: &Filter) -> StoreResult<u64> {
+        delete_matches_one_by_one(self, collection, filter)
+    }
+
     /// Makes sure an index on `fields` exists (idempotent); a unique one is enforced by inserts and upserts.
     fn ensure_index(&self, collection: &str, fields: &[&str], unique: bool) -> StoreResult<()>;
 
@@ -211,14 +225,27 @@ pub fn delete_one_by_one<S: DocumentStore + ?Sized>(
     store: &S,
     collection: &str,
 ) -> StoreResult<()> {
-    let all = Filter::default();
-    let held = store.count(collection, &all)?;
+    delete_matches_one_by_one(store, collection, &Filter::default())?;
+    Ok(())
+}
+
+/// Deletes the documents of `collection` that match `filter` with [`DocumentStore::delete`], one at
+/// a time until it deletes none, at most as many times as [`DocumentStore::count`] said plus one;
+/// the sum of what the deletes reported. What [`DocumentStore::delete_all`] does by default.
+pub fn delete_matches_one_by_one<S: DocumentStore + ?Sized>(
+    store: &S,
+    collection: &str,
+    filter: &Filter,
+) -> StoreResult<u64> {
+    let held = store.count(collection, filter)?;
+    let mut deleted = 0;
     for _ in 0..=held {
-        if store.delete(collection, &all)? == 0 {
-            break;
+        match store.delete(collection, filter)? {
+            0 => break,
+            n => deleted += n,
         }
     }
-    Ok(())
+    Ok(deleted)
 }
 
 /// The highest-versioned document per id, in order of each id's first appearance. Documents without the id
@@ -259,5 +286,56 @@ fn version_rank(a: &Document, field: &str, b: &Document) -> std::cmp::Ordering {
         (None, Some(_)) => Ordering::Less,
         (Some(_), None) => Ordering::Greater,
         (Some(x), Some(y)) => eval::compare(x, y).unwrap_or(Ordering::Equal),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use serde_json::json;
+
+    use super::*;
+    use crate::test_stores::OnlyDelete;
+
+    fn ids(docs: &[Document]) -> Vec<String> {
+        docs.iter().map(|d| d["id"].to_string()).collect()
+    }
+
+    /// A store with `delete` alone deletes every match with the trait's default, one at a time,
+    /// says exactly how many went, and keeps every document that does not match.
+    #[test]
+    fn delete_all_by_default_deletes_every_match_and_keeps_the_rest() {
+        let store = OnlyDelete::holding(
+            &[
+                json!({"id": "a", "status": "completed"}),
+                json!({"id": "b", "status": "failed"}),
+                json!({"id": "a", "status": "completed"}),
+                json!({"id": "c", "status": "completed"}),
+                json!({"id": "b", "status": "running"}),
+            ],
+            false,
+        );
+        let filter = Filter::default()
+            .and("id", Predicate::In(vec![json!("a"), json!("b")]))
+            .and("status", Predicate::Ne(json!("running")));
+        assert_eq!(store.delete_all("c", &filter).unwrap(), 3);
+        assert_eq!(ids(&store.held()), [r#""c""#, r#""b""#]);
+        assert_eq!(
+            *store.deletes.lock().unwrap(),
+            4,
+            "three hits and the miss that ends it"
+        );
+        assert_eq!(store.delete_all("c", &filter).unwrap(), 0);
+        assert_eq!(store.held().len(), 2);
+    }
+
+    /// A store whose `delete` says it deleted one and deletes nothing is asked at most as many
+    /// times as its count said plus one: the default never loops for ever.
+    #[test]
+    fn delete_all_by_default_stops_when_a_store_reports_deletes_it_does_not_make() {
+        let store = OnlyDelete::holding(&[json!({"id": "a"}), json!({"id": "a"})], true);
+        let reported = store.delete_all("c", &Filter::eq("id", "a")).unwrap();
+        assert_eq!(reported, 3);
+        assert_eq!(*store.deletes.lock().unwrap(), 3);
+        assert_eq!(store.held().len(), 2);
     }
 }

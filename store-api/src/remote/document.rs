@@ -6,6 +6,9 @@
 //! plugin written before the method, or one whose store has no way of its own) has the collection
 //! emptied one document at a time instead, and is not asked again. The host's stores offer no `host.store.document.drop_collection`, so a
 //! plugin's proxy to them empties a collection one document at a time without asking.
+//!
+//! `delete_all` is the store API's default: a count, then one `delete` a document, as the protocol
+//! has no call that deletes many.
 
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
@@ -327,6 +330,29 @@ mod tests {
         let store = PluginDocumentStore::new(Arc::new(Refuses));
         let err = store.drop_collection("kit_a").unwrap_err();
         assert_eq!(err.to_string(), "the plugin crashed");
+    }
+
+    /// `delete_all` asks a plugin's store with the calls the protocol has (a count, then one
+    /// `delete` a document until one deletes none), passing the filter each time.
+    #[test]
+    fn delete_all_asks_a_plugin_store_to_delete_one_document_at_a_time() {
+        let fake = Fake::new(2, None);
+        let store = PluginDocumentStore::new(fake.clone());
+        let filter = Filter::eq("task_id", "t");
+        assert_eq!(store.delete_all("instances", &filter).unwrap(), 2);
+        assert_eq!(
+            fake.methods(),
+            [
+                "store.document.count",
+                "store.document.delete",
+                "store.document.delete",
+                "store.document.delete",
+            ]
+        );
+        let sent = fake.sent.lock().unwrap();
+        assert!(sent.iter().all(|(_, params)| params["filter"]
+            == serde_json::to_value(&filter).unwrap()
+            && params["collection"] == "instances"));
     }
 
     #[test]
