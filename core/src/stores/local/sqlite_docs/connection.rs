@@ -596,6 +596,63 @@ impl Db {
             .map_err(|e| sqlite_error(path, &e))
     }
 
+    /// The rowids of the rows of a collection that match `filter`, in insertion order: selected by
+    /// SQL alone when it decides the filter whole (see [`Db::narrowing`]), no document read; else
+    /// those [`Db::matching`] finds.
+    pub fn matching_rowids(
+        &mut self,
+        path: &Path,
+        collection: &str,
+        filter: &Filter,
+    ) -> StoreResult<Vec<i64>> {
+        let table = table_name(collection);
+        if !self.has_table(path, &table)? {
+            return Ok(Vec::new());
+        }
+        let Narrowing {
+            where_sql,
+            args,
+            decides,
+        } = self.narrowing(&table, filter)?;
+        if !decides {
+            let found = self.matching(path, collection, filter)?;
+            return Ok(found.into_iter().map(|(rowid, _)| rowid).collect());
+        }
+        let sql = format!("SELECT rowid FROM \"{table}\"{where_sql} ORDER BY rowid");
+        let mut stmt = self
+            .conn
+            .prepare_cached(&sql)
+            .map_err(|e| sqlite_error(path, &e))?;
+        let rowids = stmt
+            .query_map(params_from_iter(args), |row| row.get::<_, i64>(0))
+            .map_err(|e| sqlite_error(path, &e))?
+            .collect::<Result<Vec<i64>, _>>()
+            .map_err(|e| sqlite_error(path, &e));
+        rowids
+    }
+
+    /// Deletes the rows `rowids` of a collection; how many of them there were.
+    pub fn delete_rowids(
+        &mut self,
+        path: &Path,
+        collection: &str,
+        rowids: &[i64],
+    ) -> StoreResult<u64> {
+        if rowids.is_empty() {
+            return Ok(0);
+        }
+        let table = table_name(collection);
+        let mut stmt = self
+            .conn
+            .prepare_cached(&format!("DELETE FROM \"{table}\" WHERE rowid = ?1"))
+            .map_err(|e| sqlite_error(path, &e))?;
+        let mut deleted = 0;
+        for rowid in rowids {
+            deleted += stmt.execute([rowid]).map_err(|e| sqlite_error(path, &e))? as u64;
+        }
+        Ok(deleted)
+    }
+
     /// The rows of a collection that match `filter`, in insertion order, as (rowid, document).
     pub fn matching(
         &mut self,

@@ -231,17 +231,26 @@ impl LocalSqliteDocumentStore {
         self.with_db(true, |db, path| {
             let table = table_name(collection);
             db.ensure_table(path, &table)?;
-            // BEGIN IMMEDIATE takes the write lock before the read, so the match cannot go stale.
-            db.run("BEGIN IMMEDIATE", [])
-                .map_err(|e| sqlite_error(path, &e))?;
-            let result = f(db, path, &table);
-            let end = if result.is_ok() { "COMMIT" } else { "ROLLBACK" };
-            let ended = db.run(end, []).map_err(|e| sqlite_error(path, &e));
-            let outcome = result?;
-            ended?;
-            Ok(outcome)
+            immediately(db, path, |db, path| f(db, path, &table))
         })
     }
+}
+
+/// Runs `f` in one immediate transaction, committed when `f` succeeds and rolled back when it
+/// fails. `BEGIN IMMEDIATE` takes the write lock before the read, so a match cannot go stale.
+fn immediately<T>(
+    db: &mut Db,
+    path: &Path,
+    f: impl FnOnce(&mut Db, &Path) -> StoreResult<T>,
+) -> StoreResult<T> {
+    db.run("BEGIN IMMEDIATE", [])
+        .map_err(|e| sqlite_error(path, &e))?;
+    let result = f(db, path);
+    let end = if result.is_ok() { "COMMIT" } else { "ROLLBACK" };
+    let ended = db.run(end, []).map_err(|e| sqlite_error(path, &e));
+    let outcome = result?;
+    ended?;
+    Ok(outcome)
 }
 
 /// [`DocumentStore::replace`] in a transaction: when SQL decides the filter (an equality on an
@@ -454,6 +463,23 @@ impl DocumentStore for LocalSqliteDocumentStore {
 
     fn delete(&self, collection: &str, filter: &Filter) -> StoreResult<u64> {
         first_match::delete(self, collection, filter)
+    }
+
+    /// In one immediate transaction: the matches found as every read finds them (an equality or
+    /// membership on an indexed field narrowed in SQL, such as a few hundred task instances by
+    /// their ids, and no document read when SQL decides the filter whole), then deleted by rowid.
+    /// All go or, on a failure, none. A database or collection not made yet is not created.
+    fn delete_all(&self, collection: &str, filter: &Filter) -> StoreResult<u64> {
+        let deleted = self.with_db(false, |db, path| {
+            if !db.has_table(path, &table_name(collection))? {
+                return Ok(0);
+            }
+            immediately(db, path, |db, path| {
+                let rowids = db.matching_rowids(path, collection, filter)?;
+                db.delete_rowids(path, collection, &rowids)
+            })
+        })?;
+        Ok(deleted.unwrap_or(0))
     }
 
     fn ensure_index(&self, collection: &str, fields: &[&str], unique: bool) -> StoreResult<()> {
@@ -700,6 +726,87 @@ mod tests {
                 );
             }
         }
+    }
+
+    /// Deleting every match in one transaction leaves the collection as deleting them one by one
+    /// does and says exactly how many went, whether SQL decides the filter (a membership on an
+    /// indexed field), narrows it (with a condition only a document answers), or leaves it all to
+    /// the documents; values SQL would confuse with a string stay, as they match nothing.
+    #[test]
+    fn delete_all_deletes_what_deleting_one_by_one_does() {
+        let dir = tempfile::tempdir().unwrap();
+        let stored = [
+            json!({"id": "a", "status": "completed"}),
+            json!({"id": "b", "status": "running"}),
+            json!({"id": "a", "status": "failed"}),
+            json!({"id": "c", "status": "completed"}),
+            json!({"id": ["a"], "status": "completed"}),
+            json!({"id": "[\"a\"]", "status": "completed"}),
+            json!({"id": "b"}),
+            json!({"status": "completed"}),
+        ];
+        let fill = |name: &str| {
+            let store = LocalSqliteDocumentStore::new(dir.path().join(name));
+            store.ensure_index("c", &["id"], false).unwrap();
+            for d in &stored {
+                store.insert("c", &doc(d.clone())).unwrap();
+            }
+            store
+        };
+        let members = Predicate::In(vec![json!("a"), json!("b"), json!("none")]);
+        let filters = [
+            Filter::default().and("id", members.clone()),
+            Filter::default()
+                .and("id", members)
+                .and("status", Predicate::Ne(json!("running"))),
+            Filter::eq("status", "completed"),
+            Filter::eq("id", "none"),
+            Filter::default(),
+        ];
+        let probe = fill("probe.db");
+        let decided = |f: &Filter| {
+            probe
+                .with_db(false, |db, path| db.count_decided(path, "c", f))
+                .unwrap()
+                .flatten()
+                .is_some()
+        };
+        assert!(decided(&filters[0]) && !decided(&filters[1]) && !decided(&filters[2]));
+        for (i, filter) in filters.iter().enumerate() {
+            let fast = fill(&format!("fast-{i}.db"));
+            let generic = fill(&format!("generic-{i}.db"));
+            let expected = generic.count("c", filter).unwrap();
+            let deleted = fast.delete_all("c", filter).unwrap();
+            assert_eq!(deleted, expected, "{filter:?}");
+            assert_eq!(
+                agent_env_store::document::delete_matches_one_by_one(&generic, "c", filter)
+                    .unwrap(),
+                expected,
+                "{filter:?}"
+            );
+            assert_eq!(
+                fast.read_matching("c", &Filter::default()).unwrap(),
+                generic.read_matching("c", &Filter::default()).unwrap(),
+                "{filter:?}"
+            );
+            assert_eq!(fast.count("c", filter).unwrap(), 0, "{filter:?}");
+            assert_eq!(fast.delete_all("c", filter).unwrap(), 0, "{filter:?}");
+        }
+    }
+
+    /// Deleting from a database or a collection that was never written deletes nothing and
+    /// creates nothing.
+    #[test]
+    fn delete_all_of_what_does_not_exist_creates_nothing() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("never.db");
+        let store = LocalSqliteDocumentStore::new(&path);
+        assert_eq!(store.delete_all("c", &Filter::default()).unwrap(), 0);
+        assert!(!path.exists());
+        store.insert("other", &doc(json!({"id": 1}))).unwrap();
+        assert_eq!(store.delete_all("c", &Filter::default()).unwrap(), 0);
+        assert!(!table_exists(&store, "docs_c"));
+        assert_eq!(store.count("other", &Filter::default()).unwrap(), 1);
     }
 
     /// The keys-first page is the page the whole-document path gives, for values of every JSON type
