@@ -14,10 +14,10 @@
 //!   the window alone;
 //! - `errors`: PostgreSQL's errors as store errors that say what to do.
 //!
-//! Every read-modify-write (update, replace, delete, upsert) and every insert runs in one transaction
-//! holding an advisory lock on its collection, so writers in any number of processes never lose an update
-//! and an upsert never inserts twice. Tables and indexes are created on first use under a lock of their
-//! own, so two processes creating the same collection both succeed.
+//! Every read-modify-write (update, replace, delete, a delete of every match, upsert) and every insert
+//! runs in one transaction holding an advisory lock on its collection, so writers in any number of
+//! processes never lose an update and an upsert never inserts twice. Tables and indexes are created on
+//! first use under a lock of their own, so two processes creating the same collection both succeed.
 
 #![warn(missing_docs)]
 
@@ -335,6 +335,31 @@ impl PostgresDocumentStore {
     }
 }
 
+/// The ids of the rows that match `filter`, read without a whole document: those the narrowing
+/// selects when it decides the filter, else those whose top-level fields the filter's paths start
+/// with match it (as `count` decides).
+fn matching_ids<C: blocking::Queries>(
+    rows: &Rows<'_, C>,
+    filter: &Filter,
+) -> StoreResult<Vec<i64>> {
+    let narrowing = sql::narrowing(filter);
+    let mut fields: Vec<String> = Vec::new();
+    if !narrowing.decides {
+        for path in filter.conditions.keys() {
+            let first = path.split('.').next().unwrap_or_default();
+            if !fields.iter().any(|f| f == first) {
+                fields.push(first.to_string());
+            }
+        }
+    }
+    let (keyed, _) = rows.projections(&narrowing, &fields)?;
+    Ok(keyed
+        .into_iter()
+        .filter(|(_, doc)| narrowing.decides || eval::matches(doc, filter))
+        .map(|(id, _)| id)
+        .collect())
+}
+
 impl FirstMatchWriter for PostgresDocumentStore {
     /// In one transaction holding the collection's write lock.
     fn change_first(
@@ -462,6 +487,24 @@ impl DocumentStore for PostgresDocumentStore {
 
     fn delete(&self, collection: &str, filter: &Filter) -> StoreResult<u64> {
         first_match::delete(self, collection, filter)
+    }
+
+    /// In one transaction holding the collection's write lock, as every write: the rows the
+    /// filter's narrowing selects ([`sql::narrowing`]), kept when the evaluator matches their
+    /// fields the filter names (all of them, when SQL decides the filter; no whole document is
+    /// read either way), then deleted by id in one statement. All go or, on a failure, none.
+    fn delete_all(&self, collection: &str, filter: &Filter) -> StoreResult<u64> {
+        self.write(collection, |tx, table| {
+            let ids = matching_ids(&self.rows(tx, table, collection), filter)?;
+            if ids.is_empty() {
+                return Ok(0);
+            }
+            tx.execute(
+                &format!("DELETE FROM {} WHERE id = ANY($1)", table.qualified),
+                &[&ids],
+            )
+            .map_err(|e| pg_error(self.pool.shown(), &e))
+        })
     }
 
     fn ensure_index(&self, collection: &str, fields: &[&str], unique: bool) -> StoreResult<()> {

@@ -384,6 +384,67 @@ fn a_dropped_collection_is_gone_and_can_be_made_again() {
     assert_eq!(store.count("c", &Filter::all()).unwrap(), 1);
 }
 
+/// Deleting every match deletes them all and says exactly how many, reading no whole document,
+/// whether SQL decides the filter (a membership of strings), narrows it (beside a condition only a
+/// document answers) or leaves it all to the evaluator; the documents that do not match stay, as
+/// the evaluator says. A collection never written deletes nothing.
+#[test]
+fn delete_all_deletes_every_match_and_keeps_the_rest() {
+    use agent_env_store::document::eval;
+    use agent_env_store::document::query::Predicate;
+
+    let store = store("delete_all");
+    let stored: Vec<serde_json::Map<String, Value>> = [
+        json!({"id": "a", "status": "completed", "n": 1}),
+        json!({"id": "b", "status": "running", "n": 2}),
+        json!({"id": "a", "status": "failed", "n": 3}),
+        json!({"id": "c", "status": "completed", "n": 4}),
+        json!({"id": ["a"], "status": "completed", "n": 5}),
+        json!({"id": {"a": 1}, "status": "completed", "n": 6}),
+        json!({"id": "b", "n": 7}),
+        json!({"status": "completed", "n": 8}),
+    ]
+    .into_iter()
+    .map(doc)
+    .collect();
+    let members = Predicate::In(vec![json!("a"), json!("b"), json!("none")]);
+    let filters = [
+        Filter::default().and("id", members.clone()),
+        Filter::default()
+            .and("id", members)
+            .and("status", Predicate::Ne(json!("running"))),
+        Filter::default().and("n", Predicate::Gte(json!(4))),
+        Filter::eq("id", "none"),
+        Filter::all(),
+    ];
+    for filter in &filters {
+        store.drop_collection("c").unwrap();
+        store.ensure_index("c", &["id"], false).unwrap();
+        for d in &stored {
+            store.insert("c", d).unwrap();
+        }
+        let kept: Vec<_> = stored
+            .iter()
+            .filter(|d| !eval::matches(d, filter))
+            .cloned()
+            .collect();
+        let read_before = store.documents_read();
+        let deleted = store.delete_all("c", filter).unwrap();
+        assert_eq!(deleted as usize, stored.len() - kept.len(), "{filter:?}");
+        assert_eq!(store.documents_read(), read_before, "{filter:?}");
+        assert_eq!(
+            store.query("c", &Filter::all(), None, None, 0).unwrap(),
+            kept,
+            "{filter:?}"
+        );
+        assert_eq!(store.delete_all("c", filter).unwrap(), 0, "{filter:?}");
+    }
+    assert_eq!(
+        store.delete_all("never_written", &Filter::all()).unwrap(),
+        0
+    );
+}
+
 /// `config check` asks, read-only, whether the dsn's user may create the store's tables: a user who may
 /// log in but not create in the schema (or create the schema) is told which grant to ask for, before
 /// any work; once granted, the check passes. Nothing is created by the check.
