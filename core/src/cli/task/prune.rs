@@ -4,8 +4,9 @@
 //! stay in the object store, which keeps what it is given.
 //!
 //! Instances are read a page at a time and only what deciding needs is held, as an instance can be
-//! tens of megabytes; each is deleted in the store that holds it (a document store deletes one
-//! document a request).
+//! tens of megabytes; they are deleted in the store that holds them, a few hundred a request
+//! (`delete_all` of a membership in their ids: one transaction each in the local store and in
+//! PostgreSQL; a plugin's store is still asked one document at a time).
 
 use std::collections::{BTreeSet, HashMap};
 use std::sync::Arc;
@@ -28,6 +29,10 @@ const SPACE_KEPT: &str =
 
 /// Instances read at a time.
 const PAGE: usize = 200;
+
+/// Instances deleted a request: few enough that a membership in their ids stays a small statement
+/// (and a store that fails part way loses little), many enough that 5,000 take a few requests.
+const DELETE_CHUNK: usize = 300;
 
 /// What is said when neither limit is given: without one every instance would go. A dry run asked
 /// for is told that it needs a limit too, not to add the flag it gave.
@@ -261,25 +266,74 @@ fn choose_in(
     Ok(())
 }
 
-/// Deletes the chosen instances, each from its own store; returns how many went. A running instance
-/// is never deleted, even one that started running since it was chosen.
+/// Deletes the chosen instances from the stores that hold them, [`DELETE_CHUNK`] a request; returns
+/// how many went. A running instance is never deleted, even one that started running since it was
+/// chosen.
 fn delete(stores: &[Arc<dyn DocumentStore>], chosen: &[Chosen]) -> Result<u64, Failure> {
     let mut deleted = 0;
-    for one in chosen {
-        let Some(store) = stores.get(one.store) else {
-            continue;
-        };
-        let filter = Filter::eq("instance_id", one.instance_id.as_str())
-            .and("status", Predicate::Ne(json!("running")));
-        deleted += store.delete(INSTANCES, &filter).map_err(|e| {
-            Failure::new(format!(
-                "deleted {}, then the store refused to delete {}: {e}; run the same command again to delete the rest",
-                instances(deleted as usize),
-                super::pasteable_id(&one.instance_id)
-            ))
-        })?;
+    for (index, store) in stores.iter().enumerate() {
+        let ids: Vec<&str> = chosen
+            .iter()
+            .filter(|c| c.store == index)
+            .map(|c| c.instance_id.as_str())
+            .collect();
+        for chunk in ids.chunks(DELETE_CHUNK) {
+            let filter = ended_of(chunk);
+            match store.delete_all(INSTANCES, &filter) {
+                Ok(n) => deleted += n,
+                Err(e) => return Err(refused(store.as_ref(), &filter, chunk, deleted, &e)),
+            }
+        }
     }
     Ok(deleted)
+}
+
+/// The instances of `ids` that are not running.
+fn ended_of(ids: &[&str]) -> Filter {
+    let ids = ids.iter().map(|id| json!(id)).collect();
+    Filter::default()
+        .and("instance_id", Predicate::In(ids))
+        .and("status", Predicate::Ne(json!("running")))
+}
+
+/// What a prune says when the store refused to delete `chunk` after `deleted` went before it. A
+/// store may have deleted some of the chunk before it failed (a plugin's store is asked one
+/// instance at a time): those still there are counted, when the store answers, so the numbers said
+/// are what went and what is left of the chunk.
+fn refused(
+    store: &dyn DocumentStore,
+    filter: &Filter,
+    chunk: &[&str],
+    deleted: u64,
+    error: &crate::stores::StoreError,
+) -> Failure {
+    let left = store
+        .count(INSTANCES, filter)
+        .ok()
+        .and_then(|n| usize::try_from(n).ok())
+        .filter(|n| *n <= chunk.len());
+    let (deleted, next) = match left {
+        Some(left) => (deleted as usize + (chunk.len() - left), left),
+        None => (deleted as usize, chunk.len()),
+    };
+    let deleted = instances(deleted);
+    let next = match (next, chunk) {
+        (0, _) => {
+            return Failure::new(format!(
+                "deleted {deleted}, then the store failed: {error}; run the same command again to delete the rest"
+            ))
+        }
+        (1, [one]) => super::pasteable_id(one),
+        _ => format!("the next {}", instances(next)),
+    };
+    let maybe = if left.is_none() && chunk.len() > 1 {
+        " (some of which may have gone: the store could not say)"
+    } else {
+        ""
+    };
+    Failure::new(format!(
+        "deleted {deleted}, then the store refused to delete {next}{maybe}: {error}; run the same command again to delete the rest"
+    ))
 }
 
 /// "1 task instance", "2 task instances".
@@ -402,8 +456,179 @@ fn scores_of(doc: &Document) -> Map<String, Value> {
 
 #[cfg(test)]
 mod tests {
+    use std::sync::Mutex;
+
     use super::super::watched::Watched;
     use super::*;
+    use crate::stores::local::LocalSqliteDocumentStore;
+    use crate::stores::{StoreError, StoreResult, UpdateSpec};
+
+    /// The SQLite store, whose `delete_all` fails on its `fail_at`th call (from 1) after deleting
+    /// `first` of that call's matches one at a time, and whose `count` fails when `mute`; records
+    /// the filter of every `delete_all`.
+    struct Refusing {
+        inner: LocalSqliteDocumentStore,
+        fail_at: usize,
+        first: usize,
+        mute: bool,
+        asked: Mutex<Vec<Filter>>,
+    }
+
+    impl DocumentStore for Refusing {
+        fn find_one(&self, c: &str, f: &Filter, s: Option<&Sort>) -> StoreResult<Option<Document>> {
+            self.inner.find_one(c, f, s)
+        }
+        fn query(
+            &self,
+            c: &str,
+            f: &Filter,
+            s: Option<&Sort>,
+            limit: Option<usize>,
+            offset: usize,
+        ) -> StoreResult<Vec<Document>> {
+            self.inner.query(c, f, s, limit, offset)
+        }
+        fn count(&self, c: &str, f: &Filter) -> StoreResult<u64> {
+            if self.mute {
+                return Err(StoreError::Internal("the plugin crashed".into()));
+            }
+            self.inner.count(c, f)
+        }
+        fn insert(&self, c: &str, d: &Document) -> StoreResult<()> {
+            self.inner.insert(c, d)
+        }
+        fn update(&self, c: &str, f: &Filter, u: &UpdateSpec, up: bool) -> StoreResult<u64> {
+            self.inner.update(c, f, u, up)
+        }
+        fn update_one_and_get(
+            &self,
+            c: &str,
+            f: &Filter,
+            u: &UpdateSpec,
+            after: bool,
+            up: bool,
+        ) -> StoreResult<Option<Document>> {
+            self.inner.update_one_and_get(c, f, u, after, up)
+        }
+        fn replace(&self, c: &str, f: &Filter, d: &Document, up: bool) -> StoreResult<u64> {
+            self.inner.replace(c, f, d, up)
+        }
+        fn delete(&self, c: &str, f: &Filter) -> StoreResult<u64> {
+            self.inner.delete(c, f)
+        }
+        fn ensure_index(&self, c: &str, fields: &[&str], unique: bool) -> StoreResult<()> {
+            self.inner.ensure_index(c, fields, unique)
+        }
+        fn delete_all(&self, c: &str, f: &Filter) -> StoreResult<u64> {
+            let call = {
+                let mut asked = self.asked.lock().unwrap();
+                asked.push(f.clone());
+                asked.len()
+            };
+            if call < self.fail_at {
+                return self.inner.delete_all(c, f);
+            }
+            for _ in 0..self.first {
+                self.inner.delete(c, f)?;
+            }
+            Err(StoreError::Internal("the disk went away".into()))
+        }
+    }
+
+    /// `n` ended instances in a store at `dir`/`name`, and each chosen to go.
+    fn ended(
+        dir: &std::path::Path,
+        name: &str,
+        n: usize,
+    ) -> (LocalSqliteDocumentStore, Vec<Chosen>) {
+        let store = LocalSqliteDocumentStore::new(dir.join(name));
+        store
+            .ensure_index(INSTANCES, &["instance_id"], true)
+            .unwrap();
+        let mut chosen = Vec::new();
+        for i in 0..n {
+            let id = format!("@local/b/t/i-{i:04}");
+            let doc = json!({"instance_id": id, "task_id": "t", "status": "completed"});
+            store.insert(INSTANCES, doc.as_object().unwrap()).unwrap();
+            chosen.push(Chosen {
+                store: 0,
+                instance_id: id,
+                task_id: "t".into(),
+                status: "completed".into(),
+                status_shown: "completed".into(),
+                started_at_utc: String::new(),
+                objects: 0,
+            });
+        }
+        (store, chosen)
+    }
+
+    fn refusing(
+        inner: LocalSqliteDocumentStore,
+        fail_at: usize,
+        first: usize,
+        mute: bool,
+    ) -> Arc<Refusing> {
+        Arc::new(Refusing {
+            inner,
+            fail_at,
+            first,
+            mute,
+            asked: Mutex::new(Vec::new()),
+        })
+    }
+
+    /// The chosen instances go a chunk a request, each chunk's ids with the condition that keeps
+    /// a running instance, and the count is the store's.
+    #[test]
+    fn the_chosen_instances_are_deleted_a_chunk_a_request() {
+        let dir = tempfile::tempdir().unwrap();
+        let (inner, chosen) = ended(dir.path(), "a.db", 2 * DELETE_CHUNK + 100);
+        let store = refusing(inner, usize::MAX, 0, false);
+        let stores: Vec<Arc<dyn DocumentStore>> = vec![store.clone()];
+        assert_eq!(delete(&stores, &chosen).unwrap(), chosen.len() as u64);
+        let asked = store.asked.lock().unwrap().clone();
+        let ids: Vec<&str> = chosen.iter().map(|c| c.instance_id.as_str()).collect();
+        let expected: Vec<Filter> = ids.chunks(DELETE_CHUNK).map(ended_of).collect();
+        assert_eq!(asked, expected);
+        assert_eq!(store.count(INSTANCES, &Filter::all()).unwrap(), 0);
+    }
+
+    /// A store that refuses a chunk is named with how many went before it and how many of the
+    /// chunk are left, counting any it deleted before it failed.
+    #[test]
+    fn a_refused_chunk_says_how_many_went_and_how_many_are_left() {
+        let dir = tempfile::tempdir().unwrap();
+        let said = |name: &str, n: usize, fail_at: usize, first: usize, mute: bool| {
+            let (inner, chosen) = ended(dir.path(), name, n);
+            let store = refusing(inner, fail_at, first, mute);
+            let stores: Vec<Arc<dyn DocumentStore>> = vec![store.clone()];
+            let failure = delete(&stores, &chosen).err().unwrap().to_string();
+            let left = store.inner.count(INSTANCES, &Filter::all()).unwrap();
+            (failure, left)
+        };
+        let again = "run the same command again to delete the rest";
+        assert_eq!(
+            said("whole.db", 700, 2, 0, false),
+            (format!("deleted 300 task instances, then the store refused to delete the next 300 task instances: the disk went away; {again}"), 400)
+        );
+        assert_eq!(
+            said("part.db", 700, 2, 120, false),
+            (format!("deleted 420 task instances, then the store refused to delete the next 180 task instances: the disk went away; {again}"), 280)
+        );
+        assert_eq!(
+            said("mute.db", 700, 2, 120, true),
+            (format!("deleted 300 task instances, then the store refused to delete the next 300 task instances (some of which may have gone: the store could not say): the disk went away; {again}"), 280)
+        );
+        assert_eq!(
+            said("all.db", 300, 1, 300, false),
+            (format!("deleted 300 task instances, then the store failed: the disk went away; {again}"), 0)
+        );
+        assert_eq!(
+            said("one.db", 1, 1, 0, false),
+            (format!("deleted 0 task instances, then the store refused to delete @local/b/t/i-0000: the disk went away; {again}"), 1)
+        );
+    }
 
     /// A prune by age alone reads the instances oldest first and stops at the first that is not
     /// old: the newer ones are counted, not read (every page read them all again, for each page).
