@@ -343,15 +343,13 @@ fn matching_ids<C: blocking::Queries>(
     filter: &Filter,
 ) -> StoreResult<Vec<i64>> {
     let narrowing = sql::narrowing(filter);
-    let mut fields: Vec<String> = Vec::new();
-    if !narrowing.decides {
-        for path in filter.conditions.keys() {
-            let first = path.split('.').next().unwrap_or_default();
-            if !fields.iter().any(|f| f == first) {
-                fields.push(first.to_string());
-            }
+    let fields = match narrowing.decides {
+        true => Vec::new(),
+        false => {
+            let paths: Vec<&str> = filter.conditions.keys().map(String::as_str).collect();
+            page::top_level_fields(&paths)
         }
-    }
+    };
     let (keyed, _) = rows.projections(&narrowing, &fields)?;
     Ok(keyed
         .into_iter()

@@ -202,7 +202,7 @@ pub fn count<C: Queries>(rows: &Rows<'_, C>, filter: &Filter) -> StoreResult<u64
 }
 
 /// The top-level fields `paths` start with, each once.
-fn top_level_fields(paths: &[&str]) -> Vec<String> {
+pub(crate) fn top_level_fields(paths: &[&str]) -> Vec<String> {
     let mut fields: Vec<String> = Vec::new();
     for path in paths {
         let first = path.split('.').next().unwrap_or_default();
