@@ -117,10 +117,41 @@ pub enum Target {
 /// What an impl that is neither a built-in class nor `<package>:<Class>` says, with the table it is in
 /// and the two forms it takes.
 fn bad_impl_form(kind: StoreKind, impl_name: &str) -> StoreError {
+    let classes = builtin_classes(kind);
+    let class = impl_name.rsplit(':').next().unwrap_or(impl_name).trim();
+    let near = crate::similar::best_match(class, classes.iter().copied(), 0.75)
+        .or_else(|| {
+            classes
+                .iter()
+                .copied()
+                .find(|c| c.eq_ignore_ascii_case(class))
+        })
+        .map(|near| format!(" (did you mean '{near}'?)"))
+        .unwrap_or_default();
+    let write = match classes {
+        [only] => format!("write impl = \"{only}\" for the built-in store"),
+        _ => format!(
+            "write impl = {} for a built-in store",
+            classes
+                .iter()
+                .map(|c| format!("\"{c}\""))
+                .collect::<Vec<_>>()
+                .join(" or ")
+        ),
+    };
     StoreError::Config(format!(
-        "[stores.{kind}] impl '{impl_name}' is neither a built-in store's class nor a plugin's '<package>:<Class>'; write impl = \"{}\" for the built-in store, or \"<package>:<Class>\" for a plugin's",
-        builtin_impl(kind).rsplit(':').next().unwrap_or_default()
+        "[stores.{kind}] impl '{impl_name}' is neither a built-in store's class nor a plugin's '<package>:<Class>'{near}; {write}, or \"<package>:<Class>\" for a plugin's"
     ))
+}
+
+/// The classes of the built-in stores of `kind`, the local one first.
+fn builtin_classes(kind: StoreKind) -> &'static [&'static str] {
+    match kind {
+        StoreKind::Object => &[fs_object::CLASS, agent_env_store_s3::CLASS],
+        StoreKind::Document => &[sqlite_docs::CLASS, agent_env_store_postgres::CLASS],
+        StoreKind::Image => &[registry_images::CLASS],
+        StoreKind::Secret => &[secrets::CLASS],
+    }
 }
 
 /// The class of a built-in local store (one that keeps its files on this machine, and reaches no
@@ -375,8 +406,19 @@ mod tests {
             classify(StoreKind::Object, "bogus")
                 .unwrap_err()
                 .to_string(),
-            "[stores.object] impl 'bogus' is neither a built-in store's class nor a plugin's '<package>:<Class>'; write impl = \"LocalFilesystemObjectStore\" for the built-in store, or \"<package>:<Class>\" for a plugin's"
+            "[stores.object] impl 'bogus' is neither a built-in store's class nor a plugin's '<package>:<Class>'; write impl = \"LocalFilesystemObjectStore\" or \"S3ObjectStore\" for a built-in store, or \"<package>:<Class>\" for a plugin's"
         );
+        // A near miss of a built-in class of the kind is named.
+        assert_eq!(
+            classify(StoreKind::Object, "S3ObjectStor")
+                .unwrap_err()
+                .to_string(),
+            "[stores.object] impl 'S3ObjectStor' is neither a built-in store's class nor a plugin's '<package>:<Class>' (did you mean 'S3ObjectStore'?); write impl = \"LocalFilesystemObjectStore\" or \"S3ObjectStore\" for a built-in store, or \"<package>:<Class>\" for a plugin's"
+        );
+        assert!(classify(StoreKind::Document, "postgresdocumentstore")
+            .unwrap_err()
+            .to_string()
+            .contains("(did you mean 'PostgresDocumentStore'?)"));
         assert_eq!(
             classify(StoreKind::Object, "LocalSecretStore")
                 .unwrap_err()

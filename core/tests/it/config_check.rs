@@ -1390,3 +1390,16 @@ fn a_plugins_document_store_over_local_objects_is_a_note_not_a_warning() {
         "{json}"
     );
 }
+
+/// An impl one typo away from a built-in class of its kind is named as the likely one, and every
+/// built-in class of the kind is offered, not only the local one.
+#[test]
+fn a_near_miss_of_a_built_in_store_class_says_which_it_likely_means() {
+    let p = Project::new("[stores.object]\nimpl = \"S3ObjectStor\"\n");
+    let (code, json) = p.check(&[]);
+    assert_eq!(code, 1, "{json:#}");
+    assert_eq!(
+        messages(&json),
+        ["[stores.object] impl 'S3ObjectStor' is neither a built-in store's class nor a plugin's '<package>:<Class>' (did you mean 'S3ObjectStore'?); write impl = \"LocalFilesystemObjectStore\" or \"S3ObjectStore\" for a built-in store, or \"<package>:<Class>\" for a plugin's"]
+    );
+}
