@@ -7,7 +7,12 @@
 //! left alone. A key that names the credential itself (`api_key`, `password`, `client_secret`, …) is
 //! warned of from a few characters on (`api_key = "sk-abc"`), as a URI's password is; under the other
 //! secret-like keys short values (`auth = "none"`, `session = "default"`) are settings rather than
-//! secrets. When the file itself is open to other users on this machine (its mode gives
+//! secrets. A key that says where a secret is or how it is used (`password_file`, `token_url`,
+//! `api_key_env`, `secret_name`, `auth_mode`) is no secret-like key, a secret word counts only as a
+//! word (`tokenizer` is not `token`), and a value that is a setting rather than a secret (`default`,
+//! `none`, `true`, an absolute path, a URL without a user or password, a variable's name such as
+//! `OPENAI_API_KEY`) is not warned of under any key. `config show` masks every value warned of here.
+//! When the file itself is open to other users on this machine (its mode gives
 //! its group or others anything), each warning says so, with the `chmod` that closes it.
 
 use toml::{Table, Value};
@@ -76,7 +81,8 @@ fn written_out(key: &str, value: &str) -> Option<&'static str> {
     } else {
         None
     };
-    if least.is_some_and(|least| literal.chars().count() >= least) {
+    if least.is_some_and(|least| literal.chars().count() >= least) && !names_no_credential(literal)
+    {
         return Some(if in_default {
             "has its default written out"
         } else {
@@ -89,6 +95,32 @@ fn written_out(key: &str, value: &str) -> Option<&'static str> {
     } else {
         "holds a credential written out"
     })
+}
+
+/// Words a setting under a secret-like key takes that are no credential (`credentials = "default"`).
+const SETTING_WORDS: [&str; 16] = [
+    "default", "none", "null", "nil", "true", "false", "yes", "no", "on", "off", "env", "auto",
+    "empty", "disabled", "enabled", "required",
+];
+
+/// Whether a value under a secret-like key says where a secret is or how it is used rather than being
+/// one: a word of [`SETTING_WORDS`], an absolute path, a URL with no user or password, or the name of
+/// an environment variable (`OPENAI_API_KEY`: capitals, digits and at least one `_`).
+fn names_no_credential(value: &str) -> bool {
+    let value = value.trim();
+    let setting_word = SETTING_WORDS.iter().any(|w| w.eq_ignore_ascii_case(value));
+    let path =
+        (value.starts_with('/') || value.starts_with("~/")) && !value.contains(char::is_whitespace);
+    let plain_url = value.contains("://")
+        && !value.contains(char::is_whitespace)
+        && crate::redaction::userinfo_range(value).is_none();
+    let variable = value.contains('_')
+        && value.starts_with(|c: char| c.is_ascii_uppercase())
+        && value
+            .chars()
+            .all(|c| c.is_ascii_uppercase() || c.is_ascii_digit() || c == '_')
+        && !value.ends_with('_');
+    setting_word || path || plain_url || variable
 }
 
 /// `text` without the user name of a URI that gives no password (`postgres://me@host/db`): `config
@@ -203,5 +235,51 @@ password = "short"
         assert!(!warned("secret_access_key", "env:MY_SECRET?"));
         assert!(!warned("endpoint", "http://127.0.0.1:9"));
         assert!(!warned("auth", "none"));
+    }
+
+    /// Settings about a secret (where it is, how it is used) are not warned of, and `config show`
+    /// leaves their keys unmasked; every value warned of, `config show` masks.
+    #[test]
+    fn settings_about_a_secret_are_not_credentials_and_warned_values_are_masked() {
+        use crate::config::mask::mask_table;
+        let quiet = [
+            ("credentials", "default"),
+            ("token_url", "https://example.com/oauth/token"),
+            ("password_file", "/run/secrets/db_password"),
+            ("api_key_env", "OPENAI_API_KEY"),
+            ("token_env_var", "GITHUB_TOKEN"),
+            ("secret_name", "prod/db/pass"),
+            ("tokenizer", "cl100k_base"),
+            ("auth_mode", "bearer_token"),
+            ("password", "/run/secrets/pw"),
+            ("api_key", "OPENAI_API_KEY"),
+        ];
+        for (key, value) in quiet {
+            assert!(written_out(key, value).is_none(), "{key} = {value}");
+        }
+        for (key, value) in &quiet[1..8] {
+            let table: Table = toml::from_str(&format!("{key} = {value:?}")).unwrap();
+            assert_eq!(
+                mask_table(&table, &[])[*key].as_str(),
+                Some(*value),
+                "{key}"
+            );
+        }
+        for (key, value) in [
+            ("api_key", "sk-abc"),
+            ("password", "hunter22"),
+            ("token", "ghp_abcdefghijklmnopqrstuvwxyz0123456789"),
+            ("client_secret", "abc123xyz"),
+            ("dsn", "postgres://u:pw@h/db"),
+            ("url", "https://h/x?token=abc"),
+        ] {
+            assert!(written_out(key, value).is_some(), "{key} = {value}");
+            let table: Table = toml::from_str(&format!("{key} = {value:?}")).unwrap();
+            let shown = mask_table(&table, &[])[key].as_str().unwrap().to_string();
+            assert!(
+                shown.contains("***") && !shown.contains(value),
+                "{key}: {shown}"
+            );
+        }
     }
 }

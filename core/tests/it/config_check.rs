@@ -1403,3 +1403,42 @@ fn a_near_miss_of_a_built_in_store_class_says_which_it_likely_means() {
         ["[stores.object] impl 'S3ObjectStor' is neither a built-in store's class nor a plugin's '<package>:<Class>' (did you mean 'S3ObjectStore'?); write impl = \"LocalFilesystemObjectStore\" or \"S3ObjectStore\" for a built-in store, or \"<package>:<Class>\" for a plugin's"]
     );
 }
+
+/// Settings that say where a secret is or how it is used, not the secret, are no credential written
+/// out; the credentials themselves still are.
+#[test]
+fn settings_about_a_secret_are_not_warned_of_as_credentials() {
+    let p = Project::new(
+        r#"[model]
+credentials = "default"
+token_url = "https://example.com/oauth/token"
+password_file = "/run/secrets/db_password"
+api_key_env = "OPENAI_API_KEY"
+tokenizer = "cl100k_base"
+[plugins.foo]
+token_env_var = "GITHUB_TOKEN"
+secret_name = "prod/db/pass"
+auth_mode = "bearer_token"
+[plugins.bar]
+api_key = "sk-abc"
+password = "hunter22"
+token = "ghp_abcdefghijklmnopqrstuvwxyz0123456789"
+"#,
+    );
+    let (code, json) = p.check(&[]);
+    assert_eq!(code, 0, "{json:#}");
+    let warned: Vec<String> = warnings_of(&json)
+        .iter()
+        .filter(|w| w.contains(" in the config file: anyone who can read the file"))
+        .map(|w| w.split(" is written out").next().unwrap_or(w).to_string())
+        .collect();
+    assert_eq!(
+        warned,
+        [
+            "[plugins.bar] api_key",
+            "[plugins.bar] password",
+            "[plugins.bar] token"
+        ],
+        "{json:#}"
+    );
+}
