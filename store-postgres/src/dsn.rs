@@ -90,6 +90,18 @@ impl Dsn {
     /// place as the one to fix, never the value, and is not told to use a reference it already uses.
     pub fn parse_read_from(text: &str, read_from: Option<&str>) -> StoreResult<Dsn> {
         let named = named(read_from);
+        if text.trim().is_empty() {
+            return Err(StoreError::Config(format!(
+                "{CLASS}: {named} is empty; {}",
+                how_to_write(read_from)
+            )));
+        }
+        if let Some(start) = misspelled_scheme(text) {
+            return Err(StoreError::Config(format!(
+                "{CLASS}: {named} does not parse (a URL dsn starts with postgres:// or postgresql://, with a ':' after the scheme, got '{start}'); {}",
+                how_to_write(read_from)
+            )));
+        }
         if let Some(scheme) = other_scheme(text) {
             return Err(StoreError::Config(format!(
                 "{CLASS}: {named} does not parse (a dsn starts with postgres:// or postgresql://, or is key=value pairs such as host=HOST dbname=DATABASE, got '{scheme}'); {}",
@@ -99,14 +111,24 @@ impl Dsn {
         if let Some(mode) = tls_mode_asked(text) {
             return Err(no_tls(&named, &mode));
         }
-        let mut config = Config::from_str(text).map_err(|e| {
+        let does_not_parse = |what: &str| {
             StoreError::Config(format!(
-                "{CLASS}: {named} does not parse ({}); {}{}",
-                without_secrets(&what_does_not_parse(&e), text),
+                "{CLASS}: {named} does not parse ({what}); {}{}",
                 how_to_write(read_from),
                 encoding_hint(text)
             ))
-        })?;
+        };
+        let mut config =
+            Config::from_str(text).map_err(|e| does_not_parse(&what_does_not_parse(&e, text)))?;
+        if config.get_ports().contains(&0) {
+            return Err(does_not_parse(PORT_OUT_OF_RANGE));
+        }
+        if config.get_hosts().is_empty() && config.get_hostaddrs().is_empty() {
+            return Err(StoreError::Config(format!(
+                "{CLASS}: {named} names no host; {}",
+                how_to_write(read_from)
+            )));
+        }
         if unencoded_credentials(text, &config) {
             return Err(StoreError::Config(format!(
                 "{CLASS}: {named} does not parse as a URL: its user name or password holds an @, /, ? or # that is not percent-encoded{ENCODE_HINT}"
@@ -140,9 +162,13 @@ impl Dsn {
 /// What the client library found wrong with a dsn, said as the part to fix: its own error is only
 /// "invalid connection string", with the option it stopped at as the cause (`invalid value for
 /// option `port``, `unknown option `foo``), which never quotes a value.
-fn what_does_not_parse(e: &tokio_postgres::Error) -> String {
+/// What parts of the message come from the dsn or the client (the option's name, the client's own
+/// text) have the dsn's password masked where it stands as a word of its own; the rest is this
+/// store's own text, which quotes nothing of the dsn and is never masked.
+fn what_does_not_parse(e: &tokio_postgres::Error, text: &str) -> String {
+    let client = |quoted: &str| without_password(quoted, text);
     let Some(cause) = std::error::Error::source(e).map(ToString::to_string) else {
-        return e.to_string();
+        return client(&e.to_string());
     };
     let quoted = |prefix: &str| {
         cause
@@ -152,7 +178,7 @@ fn what_does_not_parse(e: &tokio_postgres::Error) -> String {
     };
     if let Some(option) = quoted("invalid value for option `") {
         return match option.as_str() {
-            "port" => "its port is not a number from 1 to 65535".to_string(),
+            "port" => PORT_OUT_OF_RANGE.to_string(),
             "host" => "its host is not written as HOST, HOST:PORT or [IPv6]:PORT".to_string(),
             "connect_timeout"
             | "tcp_user_timeout"
@@ -161,16 +187,36 @@ fn what_does_not_parse(e: &tokio_postgres::Error) -> String {
             | "keepalives_retries" => {
                 format!("its {option} is not a whole number")
             }
-            _ => format!("its {option} is not a value the client takes"),
+            _ => format!("its {} is not a value the client takes", client(&option)),
         };
     }
     if let Some(option) = quoted("unknown option `") {
         return format!(
-            "it names the option '{option}', which the client does not take; it takes {}",
+            "it names the option '{}', which the client does not take; it takes {}",
+            client(&option),
             OPTIONS_TAKEN.join(", ")
         );
     }
-    format!("{e}: {cause}")
+    client(&format!("{e}: {cause}"))
+}
+
+/// What a dsn whose port is 0 or past 65535 is told.
+const PORT_OUT_OF_RANGE: &str = "its port is not a number from 1 to 65535";
+
+/// The start of a dsn that means a PostgreSQL URL but misspells what follows the scheme
+/// (`postgres//u@h/db`, `postgresql:/h`): the scheme and the `:` and `/` after it, nothing more.
+fn misspelled_scheme(text: &str) -> Option<&str> {
+    let text = text.trim_start();
+    let scheme = ["postgresql", "postgres"].into_iter().find(|scheme| {
+        text.get(..scheme.len())
+            .is_some_and(|s| s.eq_ignore_ascii_case(scheme))
+    })?;
+    let rest = &text[scheme.len()..];
+    if rest.starts_with("://") || !rest.starts_with([':', '/']) {
+        return None;
+    }
+    let marks = rest.len() - rest.trim_start_matches([':', '/']).len();
+    Some(&text[..scheme.len() + marks])
 }
 
 /// The options a dsn may set besides the user, password, host, port and database.
@@ -236,14 +282,35 @@ fn unencoded_credentials(text: &str, config: &Config) -> bool {
     host_holds_at || more_than_one_at || userinfo.contains(['/', '?', '#'])
 }
 
-/// A parser message with the DSN's password cut out, should the message quote it.
-fn without_secrets(message: &str, dsn: &str) -> String {
-    let mut out = message.to_string();
-    if let Some(password) = url_password(dsn) {
-        if !password.is_empty() {
-            out = out.replace(password, "***");
-        }
+/// `message` (text quoted from the client or the dsn) with the dsn's password masked wherever it
+/// stands as a word of its own: not inside a longer word, so a short or common password (`p`,
+/// `postgres`) does not garble `port` or `postgres://`.
+fn without_password(message: &str, dsn: &str) -> String {
+    match url_password(dsn) {
+        Some(password) if !password.is_empty() => mask_word(message, password),
+        _ => message.to_string(),
     }
+}
+
+/// `text` with each occurrence of `word` that no letter, digit or `_` touches on either side replaced
+/// by `***`.
+fn mask_word(text: &str, word: &str) -> String {
+    let touches = |c: Option<char>| c.is_some_and(|c| c.is_alphanumeric() || c == '_');
+    let mut out = String::with_capacity(text.len());
+    let mut copied = 0;
+    for (at, _) in text.match_indices(word) {
+        let end = at + word.len();
+        if at < copied
+            || touches(text[..at].chars().next_back())
+            || touches(text[end..].chars().next())
+        {
+            continue;
+        }
+        out.push_str(&text[copied..at]);
+        out.push_str("***");
+        copied = end;
+    }
+    out.push_str(&text[copied..]);
     out
 }
 
@@ -307,6 +374,73 @@ mod tests {
             );
             assert!(!err.contains("s3cret"), "{err}");
         }
+    }
+
+    /// A short or common password is masked only where it stands as a word of its own: the store's
+    /// own words (`port`, `option`, `number`, `postgres://`) are never cut into.
+    #[test]
+    fn a_short_or_common_password_does_not_garble_the_message() {
+        for (dsn, part) in [
+            ("postgres://u:p@h:99999/db", "(its port is not a number from 1 to 65535)"),
+            ("postgres://u:e@h:99999/db", "(its port is not a number from 1 to 65535)"),
+            (
+                "postgres://u:p@h:5432/db?foo=bar",
+                "(it names the option 'foo', which the client does not take; it takes application_name, options,",
+            ),
+            (
+                "postgres://postgres:postgres@h:99999/db",
+                "(its port is not a number from 1 to 65535)",
+            ),
+        ] {
+            let err = Dsn::parse(dsn).unwrap_err().to_string();
+            assert!(
+                err.starts_with(&format!("PostgresDocumentStore: dsn does not parse {part}")),
+                "{dsn}: {err}"
+            );
+            assert!(err.contains("postgres://USER:PASSWORD@HOST:PORT/DATABASE"), "{err}");
+            assert!(!err.contains("***"), "{dsn}: {err}");
+        }
+        assert_eq!(
+            mask_word("bad p, and p2 or (p)", "p"),
+            "bad ***, and p2 or (***)"
+        );
+    }
+
+    /// An empty dsn, one that misspells what follows its scheme, and a port of 0 are refused as what
+    /// they are, not passed to the client to fail on.
+    #[test]
+    fn an_empty_dsn_a_misspelled_scheme_and_port_0_are_refused() {
+        let from = Some("the environment variable TEAM_PG_DSN");
+        assert_eq!(
+            Dsn::parse_read_from("", from).unwrap_err().to_string(),
+            "PostgresDocumentStore: dsn (read from the environment variable TEAM_PG_DSN) is empty; set the environment variable TEAM_PG_DSN to a dsn written as postgres://USER:PASSWORD@HOST:PORT/DATABASE"
+        );
+        assert!(Dsn::parse("  ")
+            .unwrap_err()
+            .to_string()
+            .starts_with("PostgresDocumentStore: dsn is empty; write it as postgres://"));
+        for (dsn, start) in [
+            ("postgres//u:pw@h/db", "postgres//"),
+            ("postgresql:/h/db", "postgresql:/"),
+            ("postgres:u@h/db", "postgres:"),
+        ] {
+            assert_eq!(
+                Dsn::parse_read_from(dsn, from).unwrap_err().to_string(),
+                format!("PostgresDocumentStore: dsn (read from the environment variable TEAM_PG_DSN) does not parse (a URL dsn starts with postgres:// or postgresql://, with a ':' after the scheme, got '{start}'); set the environment variable TEAM_PG_DSN to a dsn written as postgres://USER:PASSWORD@HOST:PORT/DATABASE")
+            );
+        }
+        for dsn in ["postgres://u:pw@h:0/db", "host=h port=0 user=u"] {
+            assert!(
+                Dsn::parse(dsn).unwrap_err().to_string().starts_with(
+                    "PostgresDocumentStore: dsn does not parse (its port is not a number from 1 to 65535)"
+                ),
+                "{dsn}"
+            );
+        }
+        assert!(Dsn::parse("postgres:///db")
+            .unwrap_err()
+            .to_string()
+            .starts_with("PostgresDocumentStore: dsn names no host; write it as"));
     }
 
     /// A dsn read through a reference that does not parse names where it was read from as the place

@@ -209,6 +209,41 @@ fn a_dsn_from_a_variable_that_does_not_parse_names_the_variable() {
     );
 }
 
+/// A short password is masked only where it stands as a word: the message's own words are whole.
+/// An empty dsn, one with no `:` after its scheme and a port of 0 are said to be what they are, with
+/// where the dsn was read from, not left to the client to fail on.
+#[test]
+fn a_short_password_an_empty_dsn_a_misspelled_scheme_and_port_0_are_said_plainly() {
+    let world = World::with_config(&pg_config("core_cli"));
+    let check = |dsn: &str| {
+        let out = world.run(&["config", "check", "--json"], &[("TEAM_PG_DSN", dsn)]);
+        assert_eq!(out.status.code(), Some(1));
+        problems(&out).join("\n")
+    };
+    let advice = "; set the environment variable TEAM_PG_DSN to a dsn written as postgres://USER:PASSWORD@HOST:PORT/DATABASE";
+    let named = "PostgresDocumentStore: dsn (read from the environment variable TEAM_PG_DSN)";
+    for dsn in [
+        "postgres://u:p@h:99999/db",
+        "postgres://u:e@h:99999/db",
+        "postgres://u:pw@h:0/db",
+    ] {
+        assert_eq!(
+            check(dsn),
+            format!("{named} does not parse (its port is not a number from 1 to 65535){advice}")
+        );
+    }
+    let found = check("postgres://u:p@h:5432/db?foo=bar");
+    assert!(
+        found.starts_with(&format!("{named} does not parse (it names the option 'foo', which the client does not take; it takes application_name, options,")) && !found.contains("***"),
+        "{found}"
+    );
+    assert_eq!(check(""), format!("{named} is empty{advice}"));
+    assert_eq!(
+        check("postgres//u@h/db"),
+        format!("{named} does not parse (a URL dsn starts with postgres:// or postgresql://, with a ':' after the scheme, got 'postgres//'){advice}")
+    );
+}
+
 #[test]
 fn a_dsn_that_does_not_parse_a_server_that_is_down_and_a_wrong_password_are_reported_before_any_work(
 ) {
