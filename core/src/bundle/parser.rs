@@ -370,11 +370,16 @@ impl Parser<'_> {
     }
 
     fn read_skill(&mut self, rel: &str, name: &str) {
-        let files = match self.tree.files_below(rel) {
-            Ok(f) => f,
-            Err(e) => return self.problem(rel, format!("can't be read: {e}")),
+        let (files, listed) = match self.tree.files_below(rel) {
+            Ok(f) => (f, true),
+            // Its files can't be listed, which is its problem; it is a skill of the bundle all
+            // the same, so a task loading it is told nothing more.
+            Err(e) => {
+                self.problem(rel, format!("can't be read: {e}"));
+                (Vec::new(), false)
+            }
         };
-        if !files.iter().any(|f| f == "SKILL.md") {
+        if listed && !files.iter().any(|f| f == "SKILL.md") {
             match files.iter().find(|f| f.eq_ignore_ascii_case("SKILL.md")) {
                 Some(_) => self.problem(rel, "rename to SKILL.md; names are case-sensitive"),
                 None => self.problem(rel, "a skill needs a SKILL.md"),
@@ -391,15 +396,26 @@ impl Parser<'_> {
     }
 
     fn read_artifact(&mut self, rel: &str, name: &str) {
-        let all = match self.tree.files_below(rel) {
-            Ok(f) => f,
-            Err(e) => return self.problem(rel, format!("can't be read: {e}")),
+        let manifest = format!("{rel}/artifact.toml");
+        let (all, listed) = match self.tree.files_below(rel) {
+            Ok(f) => (f, true),
+            // Its files can't be listed, which is its problem; it is an artifact of the bundle all
+            // the same (its artifact.toml read when it has one), so a task loading it is told
+            // nothing more.
+            Err(e) => {
+                self.problem(rel, format!("can't be read: {e}"));
+                let known = match self.tree.is_file(&manifest) {
+                    true => vec!["artifact.toml".to_string()],
+                    false => Vec::new(),
+                };
+                (known, false)
+            }
         };
         let mut declared_type = None;
         let mut id = self.entity_id(name);
         let mut config = Map::new();
         if all.iter().any(|f| f == "artifact.toml") {
-            let path = format!("{rel}/artifact.toml");
+            let path = manifest;
             match self
                 .tree
                 .read(&path)
@@ -441,7 +457,7 @@ impl Parser<'_> {
                 }
             }
         }
-        if files.is_empty() {
+        if listed && files.is_empty() {
             match declared_type.as_deref() {
                 None => self.problem(rel, "is empty: put the artifact's files in it"),
                 Some(declared) if FILE_ARTIFACT_TYPES.contains(&declared) => self.problem(

@@ -1406,5 +1406,41 @@ fn every_dangling_link_of_an_artifact_is_a_problem_of_the_bundle_named_at_once()
         .iter()
         .filter_map(|p| p.as_str())
         .collect();
-    assert_eq!(problems.first(), Some(&problem.as_str()), "{doc:#}");
+    // The artifact is the bundle's all the same: the task loading it is told nothing more.
+    assert_eq!(problems, [problem.as_str()], "{doc:#}");
+}
+
+/// A named pipe among an artifact's files is its one problem: the artifact is still the bundle's,
+/// so the task loading it is not told it has no such artifact.
+#[test]
+fn a_named_pipe_in_an_artifact_is_its_one_problem() {
+    let s = Sandboxed::new();
+    let artifact = s.write("piped/artifacts/a/f", "x\n");
+    let artifact = artifact.parent().unwrap();
+    let made = std::process::Command::new("mkfifo")
+        .arg(artifact.join("pipe"))
+        .status()
+        .unwrap();
+    assert!(made.success());
+    s.write(
+        "piped/tasks/t.json",
+        &format!(
+            r#"[{DEPLOY}, {{"id": "load", "type": "load_artifact", "sandbox_name": "box", "artifact_id": "a", "destination_path": "/app/a"}}]"#
+        ),
+    );
+    let r = s.run(&["run", "./piped", "--dry-run", "--json"]);
+    assert_eq!(r.code, 1, "{}", r.both());
+    let doc: serde_json::Value = serde_json::from_str(&r.stdout).unwrap();
+    let problems: Vec<&str> = doc["problems"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter_map(|p| p.as_str())
+        .collect();
+    assert_eq!(problems.len(), 1, "{doc:#}");
+    assert!(
+        problems[0].starts_with("~/piped/artifacts/a: can't be read: ")
+            && problems[0].contains("is a named pipe (FIFO), not a regular file"),
+        "{doc:#}"
+    );
 }
