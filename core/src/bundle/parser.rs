@@ -872,7 +872,15 @@ impl Parser<'_> {
 
 /// The keys of a task file in the object form a run or `task put` reads (`steps`, and the `id`
 /// `task put` takes), and those the document `task get ID --json` prints carries beside them.
-const TASK_DOCUMENT_KEYS: [&str; 5] = ["steps", "id", "type", "version", "created_at_utc"];
+const TASK_DOCUMENT_KEYS: [&str; 7] = [
+    "steps",
+    "id",
+    "type",
+    "version",
+    "created_at_utc",
+    "name",
+    "bundle",
+];
 
 /// What a run notes of `key`, which the task file `rel` in the object form gives and nothing reads.
 fn unread_task_key(rel: &str, key: &str) -> String {

@@ -141,7 +141,7 @@ fn a_key_of_a_task_file_object_that_nothing_reads_is_noted() {
     s.write(
         "bundle/tasks/t.json",
         r#"{"steps": [{"id": "box", "type": "deploy_sandbox", "sandbox_name": "box"}],
-            "step": [], "name": "x", "type": "task", "version": 2, "created_at_utc": "2026-01-01T00:00:00Z"}"#,
+            "step": [], "title": "x", "type": "task", "version": 2, "created_at_utc": "2026-01-01T00:00:00Z"}"#,
     );
     let r = s.run(&["run", "--dry-run", "./bundle"]);
     assert_eq!(r.code, 0, "{}", r.both());
@@ -153,12 +153,46 @@ fn a_key_of_a_task_file_object_that_nothing_reads_is_noted() {
     assert_eq!(
         notes,
         [
-            "note: tasks/t.json gives the key 'name', which a task file does not read (it reads 'steps', and the 'id' agent-env task put takes)",
             "note: tasks/t.json gives the key 'step', which a task file does not read: did you mean 'steps'?",
+            "note: tasks/t.json gives the key 'title', which a task file does not read (it reads 'steps', and the 'id' agent-env task put takes)",
         ],
         "{}",
         r.both()
     );
+}
+
+/// What `task get ID --json` prints, for a task a bundle run recorded (@local, with its `name` and
+/// `bundle`) and for a stored one, is a task file a bundle run reads without a note of any key.
+#[test]
+fn what_task_get_json_prints_is_a_task_file_with_no_unread_key() {
+    let s = Sandboxed::new();
+    assert_eq!(s.run(&["run", "hello"]).code, 0);
+    let local = s.run(&[
+        "task",
+        "get",
+        "@local/agentenv-framework/hello/hello",
+        "--json",
+    ]);
+    assert_eq!(local.code, 0, "{}", local.both());
+    s.write("bundle/tasks/local.json", &local.stdout);
+    s.write(
+        "stored.json",
+        r#"[{"id": "box", "type": "deploy_sandbox", "sandbox_name": "box"}]"#,
+    );
+    let put = s.run(&["task", "put", "./stored.json", "--id", "team/stored"]);
+    assert_eq!(put.code, 0, "{}", put.both());
+    let stored = s.run(&["task", "get", "team/stored", "--json"]);
+    assert_eq!(stored.code, 0, "{}", stored.both());
+    s.write("bundle/tasks/stored.json", &stored.stdout);
+    s.write("bundle/artifacts/greeting/hello.txt", "hello\n");
+    s.write("bundle/artifacts/greeting/check.sh", "true\n");
+    let r = s.run(&["run", "--dry-run", "./bundle"]);
+    let notes: Vec<&str> = r
+        .stderr
+        .lines()
+        .filter(|l| l.contains("which a task file does not read"))
+        .collect();
+    assert!(notes.is_empty(), "{}", r.both());
 }
 
 /// What a bundle's parse notes (a task file's key nothing reads, its own `id`, a file in a kind
