@@ -1413,3 +1413,38 @@ fn a_killed_run_whose_instances_were_marked_elsewhere_is_warned_of_for_its_sandb
     let listed = json(&s, &["task", "list", "--json"]);
     assert!(listed.get("warnings").is_none(), "{listed:#}");
 }
+
+/// A bundle run's task or instance id given without its @local/ (which `task instances` and `task
+/// list --task` take) is not in the configured store: `task get` and `task get-instance` say which
+/// one the local store has.
+#[test]
+fn an_id_without_its_at_local_says_the_one_the_local_store_has() {
+    let s = Sandboxed::new();
+    assert_eq!(s.run(&["run", "hello", "-q"]).code, 0);
+    let task = s.run(&["task", "get", "agentenv-framework/hello/hello"]);
+    assert_eq!(task.code, 1, "{}", task.both());
+    assert!(
+        task.stderr.trim_end().ends_with(
+            "; or did you mean @local/agentenv-framework/hello/hello, the task a bundle run recorded in the local store?"
+        ),
+        "{}",
+        task.both()
+    );
+    let instance = s.docs("task_instances")[0]["instance_id"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    let bare = instance.strip_prefix("@local/").unwrap();
+    let got = s.run(&["task", "get-instance", bare]);
+    assert_eq!(got.code, 1, "{}", got.both());
+    assert!(
+        got.stderr.trim_end().ends_with(&format!(
+            "; or did you mean {instance}, an instance a bundle run recorded in the local store?"
+        )),
+        "{}",
+        got.both()
+    );
+    // An id the local store has no task of is told as before.
+    let other = s.run(&["task", "get", "team/nothing"]);
+    assert!(!other.stderr.contains("did you mean"), "{}", other.both());
+}

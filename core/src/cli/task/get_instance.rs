@@ -56,7 +56,7 @@ pub(super) fn get(args: GetArgs, all: &Sources, term: &Terminal) -> Exit {
                 None => format!(
                     "no task instance '{wanted}' in the local or the configured document store; agent-env task list shows the recorded ones"
                 ),
-            }));
+            } + &recorded_here(sources, wanted)));
         }
         many => {
             let ids: Vec<String> = many
@@ -97,4 +97,28 @@ pub(super) fn get(args: GetArgs, all: &Sources, term: &Terminal) -> Exit {
     }
     term.print(&describe(doc, &InstanceScores::new(sources), &standing));
     Ok(0)
+}
+
+/// `; or did you mean @local/<wanted>, …?` when `wanted` is an instance's id given without the
+/// @local/ of a bundle run's (as `task instances` takes a task's) and that instance is recorded;
+/// else nothing.
+fn recorded_here(sources: &crate::run::recorded::Recorded, wanted: &str) -> String {
+    use crate::bundle::ids::LOCAL_PREFIX;
+    if wanted.starts_with(LOCAL_PREFIX) || !wanted.contains('/') {
+        return String::new();
+    }
+    let local_id = format!("{LOCAL_PREFIX}{wanted}");
+    match sources.query(
+        INSTANCES,
+        &Filter::eq("instance_id", local_id.as_str()),
+        None,
+        Some(1),
+        0,
+    ) {
+        Ok(found) if !found.is_empty() => format!(
+            "; or did you mean {}, an instance a bundle run recorded in the local store?",
+            crate::quote::id(&local_id)
+        ),
+        _ => String::new(),
+    }
 }

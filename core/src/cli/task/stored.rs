@@ -120,7 +120,7 @@ pub(super) fn get_task(args: GetTaskArgs, session: &Session, term: &Terminal) ->
     let doc = match recorded_by_a_bundle {
         true => bundle_task(session, &args.id, args.version)?,
         false => stored_task::get_task(session, &args.id, args.version)
-            .map_err(|e| Failure::new(e.to_string()))?,
+            .map_err(|e| Failure::new(format!("{e}{}", recorded_here(session, &args.id))))?,
     };
     if args.json {
         term.print(&format!("{}\n", pretty(&Value::Object(doc))));
@@ -187,6 +187,21 @@ fn bundle_task(session: &Session, id: &str, version: Option<i64>) -> Result<Docu
             "no task '{id}' in the local document store, where bundle runs record their tasks; agent-env task list shows the tasks that ran"
         ),
     }))
+}
+
+/// `; or did you mean @local/<id>, …?` when `id` is given without the @local/ that names a task a
+/// bundle run recorded and the local store has that task (`task instances` and `task list --task`
+/// take it so); else nothing.
+fn recorded_here(session: &Session, id: &str) -> String {
+    let local_id = format!("{LOCAL_PREFIX}{id}");
+    let local = crate::run::local_stores::open(&session.paths().state_root()).documents;
+    match local.latest_version(stored_task::TASKS, &local_id) {
+        Ok(Some(_)) => format!(
+            "; or did you mean {}, the task a bundle run recorded in the local store?",
+            crate::quote::id(&local_id)
+        ),
+        _ => String::new(),
+    }
 }
 
 /// How to run again the task a bundle run recorded as `id`: its bundle's run, the task picked by
