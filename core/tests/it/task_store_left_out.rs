@@ -134,3 +134,74 @@ fn a_listing_the_store_is_left_out_of_exits_1_after_listing_what_it_could() {
     let none = s.run(&["task", "list", "--bundle", "elsewhere"]);
     assert_eq!(none.code, 1, "{}", none.both());
 }
+
+/// An @local task's runs are all in the local store: listing them needs no configured store, so
+/// one that is down is not warned of and the list exits 0, as `task get` of the same id does.
+#[test]
+fn an_at_local_tasks_instances_are_listed_whole_with_the_store_down() {
+    let s = Sandboxed::new();
+    let ran = s.run(&["run", "hello", "-q"]);
+    assert_eq!(ran.code, 0, "{}", ran.both());
+    store_down(&s);
+    let id = "@local/agentenv-framework/hello/hello";
+    for args in [
+        &["task", "instances", id][..],
+        &["task", "list", "--task", id],
+    ] {
+        let text = s.run(args);
+        assert_eq!(text.code, 0, "{args:?}: {}", text.both());
+        assert!(
+            text.stdout.contains(&format!("{id}-")),
+            "{args:?}: {}",
+            text.both()
+        );
+        assert!(
+            !text.stderr.contains("Warning:"),
+            "{args:?}: {}",
+            text.both()
+        );
+        let json = s.run(&[args, &["--json"]].concat());
+        assert_eq!(json.code, 0, "{args:?}: {}", json.both());
+        let doc: serde_json::Value = serde_json::from_str(&json.stdout).unwrap();
+        assert_eq!(
+            doc["instances"].as_array().map(Vec::len),
+            Some(1),
+            "{doc:#}"
+        );
+        assert!(doc.get("warnings").is_none(), "{doc:#}");
+        assert!(
+            !json.stderr.contains("Warning:"),
+            "{args:?}: {}",
+            json.both()
+        );
+    }
+}
+
+/// A filter that matches none of the instances here says so in the text, as `--json`'s warning
+/// does, beside the store that could not be read.
+#[test]
+fn a_filter_matching_nothing_here_says_so_with_the_store_down() {
+    let s = Sandboxed::new();
+    let ran = s.run(&["run", "hello", "-q"]);
+    assert_eq!(ran.code, 0, "{}", ran.both());
+    store_down(&s);
+    let text = s.run(&["task", "list", "--bundle", "nomatch"]);
+    assert_eq!(text.code, 1, "{}", text.both());
+    assert_eq!(
+        text.stdout,
+        format!(
+            "None of the 1 recorded task instances matches --bundle nomatch; agent-env task list shows them all.\nThe configured document store, where stored tasks' runs are recorded, can't be read (see the warning above), so its instances are not listed; {HINT}.\n"
+        ),
+        "{}",
+        text.both()
+    );
+    let json = s.run(&["task", "list", "--bundle", "nomatch", "--json"]);
+    let doc: serde_json::Value = serde_json::from_str(&json.stdout).unwrap();
+    assert!(
+        doc["warnings"].as_array().unwrap().iter().any(|w| w
+            .as_str()
+            .unwrap_or_default()
+            .starts_with("None of the 1 recorded task instances matches --bundle nomatch")),
+        "{doc:#}"
+    );
+}

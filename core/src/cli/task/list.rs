@@ -27,6 +27,10 @@ const PARTIAL: i32 = 1;
 /// What a list says when it found nothing here and the configured document store could not be read.
 const NONE_READABLE: &str = "None found in the local store; the configured document store, where stored tasks' runs are recorded, can't be read (see the warning above), so its instances are not listed; agent-env config check says what is wrong with it.\n";
 
+/// What a list whose filter matched none of the instances here says after that, when the configured
+/// document store could not be read.
+const NOR_THE_STORE: &str = "The configured document store, where stored tasks' runs are recorded, can't be read (see the warning above), so its instances are not listed; agent-env config check says what is wrong with it.\n";
+
 /// What `task list` says when it lists nothing: that nothing is recorded, or that nothing matches.
 pub(super) fn none_listed(recorded: usize, args: &ListArgs) -> String {
     if recorded == 0 || (args.bundle.is_none() && args.task.is_none()) {
@@ -130,14 +134,19 @@ pub(super) fn list(
     );
     let first = newest.next().transpose().map_err(cannot_read)?;
     let none_found = first.is_none();
+    // An @local task's runs are all in the local store: the configured one is none of its answer.
+    let left_out = match args.task.as_deref() {
+        Some(asked) if asked.starts_with(crate::bundle::ids::LOCAL_PREFIX) => None,
+        _ => sources.left_out(),
+    };
     // Why the configured store is left out is said once: in the error below when the answer
     // hangs on it, else as a warning.
-    if !(args.task.is_some() && none_found && sources.left_out().is_some()) {
+    if left_out.is_some() && !(args.task.is_some() && none_found) {
         all.warn_left_out(term);
     }
     // A task name that names no task at all (a typo) is an error, not an empty list.
     if let Some(asked) = args.task.as_deref() {
-        if none_found && sources.left_out().is_none() && tasks_named(sources, asked)?.is_empty() {
+        if none_found && left_out.is_none() && tasks_named(sources, asked)?.is_empty() {
             return Err(Failure::new(format!(
                 "no task '{asked}' is recorded in the local or the configured document store; agent-env task list shows the tasks that ran"
             )));
@@ -154,16 +163,19 @@ pub(super) fn list(
     }
     // One task's instances asked for, none found, and the store that records stored tasks' runs
     // unreadable: no answer, not "no runs" (a script would read an empty list as that).
-    if let (Some(asked), Some(error), true) =
-        (args.task.as_deref(), sources.unread_because(), none_found)
-    {
+    if let (Some(asked), Some(error), true, true) = (
+        args.task.as_deref(),
+        sources.unread_because(),
+        left_out.is_some(),
+        none_found,
+    ) {
         return Err(Failure::new(cannot_list(asked, error)));
     }
     let scores = InstanceScores::new(sources);
     let now = SystemTime::now();
     // What could be read is listed, but a list the configured store is left out of is not the whole
     // answer: exit 1, so a script tells an outage from "no runs" without reading the warnings.
-    let exit = match sources.left_out() {
+    let exit = match left_out {
         Some(_) => PARTIAL,
         None => 0,
     };
@@ -191,6 +203,9 @@ pub(super) fn list(
         // Present only when there are some: a script can tell "no runs" from "a store left out",
         // and from a filter that matches none of the runs there are.
         let mut warnings = warnings.clone();
+        if let (None, Some(unread)) = (left_out, sources.left_out()) {
+            warnings.retain(|w| w != unread);
+        }
         if none_found && (args.bundle.is_some() || args.task.is_some()) {
             let recorded = sources.count(INSTANCES, &Filter::all()).unwrap_or(0) as usize;
             if recorded > 0 {
@@ -223,13 +238,15 @@ pub(super) fn list(
         term.warn(shared);
     }
     if found.is_empty() {
-        // Not "nothing recorded": what the store left out may hold them.
-        if sources.left_out().is_some() {
-            term.print(NONE_READABLE);
-            return Ok(exit);
-        }
-        let recorded = sources.count(INSTANCES, &Filter::all()).unwrap_or(0);
-        term.print(&none(recorded as usize, &args));
+        let recorded = sources.count(INSTANCES, &Filter::all()).unwrap_or(0) as usize;
+        let filtered = recorded > 0 && (args.bundle.is_some() || args.task.is_some());
+        // Not "nothing recorded": what the store left out may hold them. A filter that matched
+        // none of the instances here says so first, as the JSON document's warning does.
+        term.print(&match (left_out, filtered) {
+            (Some(_), true) => format!("{}{NOR_THE_STORE}", none(recorded, &args)),
+            (Some(_), false) => NONE_READABLE.to_string(),
+            (None, _) => none(recorded, &args),
+        });
         return Ok(exit);
     }
     let rows: Vec<[String; 5]> = found
