@@ -567,6 +567,13 @@ fn a_name_two_bundles_share_is_said_and_the_end_of_an_id_picks_one() {
         "{}",
         both.both()
     );
+    // The id suggested is as the TASK column prints it.
+    assert!(
+        both.stderr
+            .contains("; give more of an id, such as @local/"),
+        "{}",
+        both.both()
+    );
     // Counted whole, though --limit shows only the newest instance.
     let limited = s.run(&["task", "instances", "hello", "--limit", "1"]);
     assert!(

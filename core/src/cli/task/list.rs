@@ -307,7 +307,7 @@ fn shared_name(
             "'{asked}' names {} tasks ({}); give more of an id, such as {}, to list one alone",
             tasks.len(),
             tasks.iter().cloned().collect::<Vec<_>>().join(", "),
-            crate::quote::id(first.strip_prefix("@local/").unwrap_or(first))
+            crate::quote::id(first)
         )),
         _ => None,
     })
