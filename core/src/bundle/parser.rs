@@ -379,6 +379,7 @@ impl Parser<'_> {
                 (Vec::new(), false)
             }
         };
+        self.note_folder_links(rel);
         if listed && !files.iter().any(|f| f == "SKILL.md") {
             match files.iter().find(|f| f.eq_ignore_ascii_case("SKILL.md")) {
                 Some(_) => self.problem(rel, "rename to SKILL.md; names are case-sensitive"),
@@ -393,6 +394,26 @@ impl Parser<'_> {
             config: Map::new(),
             files,
         });
+    }
+
+    /// Notes each link to a folder inside the bundle among the files of the artifact or skill at
+    /// `rel`: no link to a folder is followed, so what it leads to is not among the artifact's files
+    /// under the link's name (one leading outside the bundle is named by the run, as left out).
+    fn note_folder_links(&mut self, rel: &str) {
+        for (link, target) in self.tree.folder_links_inside(rel) {
+            let said = match target.strip_prefix(&format!("{rel}/")) {
+                Some(own) => format!(
+                    "the artifact's own folder {own}: a run follows no link to a folder, so the artifact has no {link}/ (what it holds is read as {own}/ alone); put a copy of the folder there if the artifact needs it under that name"
+                ),
+                None => format!(
+                    "the folder {} of the bundle: a run follows no link to a folder, so what it holds is left out of the artifact; put a copy of the folder in it if the artifact needs it",
+                    if target.is_empty() { "." } else { target.as_str() }
+                ),
+            };
+            self.bundle.unread.push(format!(
+                "{rel}/{link} of the bundle is a symbolic link to {said}"
+            ));
+        }
     }
 
     fn read_artifact(&mut self, rel: &str, name: &str) {
@@ -411,6 +432,7 @@ impl Parser<'_> {
                 (known, false)
             }
         };
+        self.note_folder_links(rel);
         let mut declared_type = None;
         let mut id = self.entity_id(name);
         let mut config = Map::new();

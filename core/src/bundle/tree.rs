@@ -224,11 +224,56 @@ impl Tree<'_> {
         })
     }
 
+    /// The symbolic links to folders below the folder `rel` that lead to a folder inside the bundle
+    /// (the root of a [`Tree::Disk`]), by their paths in `rel`, sorted, each with where it leads as a
+    /// path in the bundle: a listing follows no link to a folder, so what they lead to is left out of
+    /// `rel`'s files, and one that leads outside the bundle is named by [`super::links`].
+    pub fn folder_links_inside(&self, rel: &str) -> Vec<(String, String)> {
+        let Tree::Disk(root) = self else {
+            return Vec::new();
+        };
+        let Ok(root) = root.canonicalize() else {
+            return Vec::new();
+        };
+        let mut found = Vec::new();
+        folder_links_in(&root, rel, "", &mut found);
+        found.sort();
+        found
+    }
+
     /// The file's path on disk, when it has one.
     pub fn disk_path(&self, rel: &str) -> Option<PathBuf> {
         match self {
             Tree::Disk(root) => Some(join(root, rel)),
             Tree::Embedded(_) => None,
+        }
+    }
+}
+
+/// The links to folders inside `root` (canonical) below `base/sub`, walked as the files are (no link
+/// followed, what is never a file left out), into `found` as their paths in `base` with their targets
+/// in `root`.
+fn folder_links_in(root: &Path, base: &str, sub: &str, found: &mut Vec<(String, String)>) {
+    let Ok(entries) = std::fs::read_dir(join(root, &join_rel(base, sub))) else {
+        return;
+    };
+    for entry in entries.flatten() {
+        let (Ok(name), Ok(kind)) = (entry.file_name().into_string(), entry.file_type()) else {
+            continue;
+        };
+        if is_left_out_of_files(&name) {
+            continue;
+        }
+        let path = join_rel(sub, &name);
+        if kind.is_dir() {
+            folder_links_in(root, base, &path, found);
+        } else if kind.is_symlink() {
+            let Ok(target) = entry.path().canonicalize() else {
+                continue;
+            };
+            if let (true, Ok(inside)) = (target.is_dir(), target.strip_prefix(root)) {
+                found.push((path, inside.to_string_lossy().into_owned()));
+            }
         }
     }
 }

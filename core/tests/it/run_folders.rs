@@ -1324,6 +1324,43 @@ fn an_artifact_link_leading_outside_the_bundle_is_named() {
     assert!(warned[1].1.starts_with(folder_said), "{doc:#}");
 }
 
+/// A link to a folder inside the bundle, the artifact's own or another, is not followed either: the
+/// run says so in a note (and in --json's warnings), as it does of one leading outside, where it was
+/// left out without a word.
+#[test]
+fn an_artifact_link_to_a_folder_inside_the_bundle_is_named_as_left_out() {
+    let s = Sandboxed::new();
+    let artifact = s.write("linked/artifacts/a/sub/real.txt", "r\n");
+    let artifact = artifact.parent().unwrap().parent().unwrap();
+    s.write("linked/artifacts/b/other.txt", "o\n");
+    std::os::unix::fs::symlink("sub", artifact.join("dirlink")).unwrap();
+    std::os::unix::fs::symlink("../../b", artifact.join("sub/sibling")).unwrap();
+    s.write(
+        "linked/tasks/t.json",
+        &format!(
+            r#"[{DEPLOY}, {{"id": "load", "type": "load_artifact", "sandbox_name": "box", "artifact_id": "a", "destination_path": "/app/a"}}]"#
+        ),
+    );
+    let own_said = "artifacts/a/dirlink of the bundle is a symbolic link to the artifact's own folder sub: a run follows no link to a folder, so the artifact has no dirlink/ (what it holds is read as sub/ alone)";
+    let other_said = "artifacts/a/sub/sibling of the bundle is a symbolic link to the folder artifacts/b of the bundle: a run follows no link to a folder, so what it holds is left out of the artifact";
+    let r = s.run(&["run", "./linked", "--dry-run"]);
+    assert_eq!(r.code, 0, "{}", r.both());
+    r.assert_stderr_has(&format!("note: {own_said}"));
+    r.assert_stderr_has(&format!("note: {other_said}"));
+    let r = s.run(&["run", "./linked", "--dry-run", "--json"]);
+    let doc: serde_json::Value = serde_json::from_str(&r.stdout).unwrap();
+    let warned: Vec<&str> = doc["warnings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter_map(|w| w["message"].as_str())
+        .filter(|m| m.contains("a run follows no link to a folder"))
+        .collect();
+    assert_eq!(warned.len(), 2, "{doc:#}");
+    assert!(warned[0].starts_with(own_said), "{doc:#}");
+    assert!(warned[1].starts_with(other_said), "{doc:#}");
+}
+
 /// Two checkouts of one bundle declare one artifact id: while its files are the same, each run of
 /// either reuses the newest version, whichever folder wrote it, rather than writing another of the
 /// same bytes; a checkout whose files differ writes a new version, saying which bundle wrote the last.
