@@ -139,7 +139,7 @@ pub(super) fn prune(
                 "'{asked}' names {} tasks ({}), so nothing was deleted; give more of an id, such as {}, to prune one alone",
                 tasks.len(),
                 tasks.join(", "),
-                tasks[0].strip_prefix("@local/").unwrap_or(&tasks[0])
+                crate::quote::id(&tasks[0])
             )));
         }
     }
