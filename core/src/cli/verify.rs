@@ -4,7 +4,7 @@
 use clap::Args;
 use serde_json::json;
 
-use agent_env_host::verify::{Check, Status};
+use agent_env_host::verify::{step_timeout, Check, Status, StepTimeoutError};
 
 use crate::cli::{Exit, Failure, Terminal};
 use crate::report::documents;
@@ -28,6 +28,9 @@ pub struct VerifyArgs {
 
 /// Runs `plugin verify`.
 pub fn run(args: &VerifyArgs, session: &Session, term: &Terminal) -> Exit {
+    if let Some(e) = args.step.as_deref().and_then(step_timeout_mistake) {
+        return Err(Failure::new(format!("--step: {e}")).usage_if(true));
+    }
     let outcome = verify_plugin(session, &args.package, args.step.as_deref()).map_err(|e| {
         // A `--step` that is not a step document is a bad value on the command line.
         let bad_step = matches!(e, VerifyCommandError::Step(_));
@@ -42,6 +45,16 @@ pub fn run(args: &VerifyArgs, session: &Session, term: &Terminal) -> Exit {
         term.print(&human(&outcome));
     }
     Ok(if outcome.verification.passed() { 0 } else { 1 })
+}
+
+/// A `--step` whose `timeout_seconds` no step can be given (0, below 0, a string), by the rule a
+/// run holds a step to: a bad value on the command line, refused before the plugin starts. Text
+/// that is no JSON object is left to `verify_plugin`, which says what `--step` must be.
+fn step_timeout_mistake(text: &str) -> Option<StepTimeoutError> {
+    match serde_json::from_str(text) {
+        Ok(serde_json::Value::Object(step)) => step_timeout(&step).err(),
+        _ => None,
+    }
 }
 
 fn document(outcome: &VerifyOutcome) -> serde_json::Value {

@@ -756,6 +756,34 @@ fn a_step_that_hangs_says_its_limit_what_sets_it_and_what_it_wrote() {
     );
 }
 
+/// A `--step` whose `timeout_seconds` no step can be given (0, below 0, a string) is refused as a bad
+/// value, by the rule a run holds a step to, before the plugin starts: never waited out with the host's
+/// call timeout, as if the step gave none.
+#[test]
+fn a_steps_timeout_that_is_no_number_of_seconds_above_0_is_refused_before_the_plugin_starts() {
+    let sb = acme("");
+    for bad in ["0", "-1", "\"3\""] {
+        let step = format!(r#"{{"id": "h", "type": "acme_hang", "timeout_seconds": {bad}}}"#);
+        let started = std::time::Instant::now();
+        let out = sb.run(&["plugin", "verify", "agentenv-acme", "--step", &step]);
+        assert_eq!(out.status.code(), Some(2), "{bad}: a bad value");
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert!(
+            err.contains(&format!(
+                "--step: 'timeout_seconds' must be a number of seconds above 0 and below 1000000000, got {bad}: give \
+                 the step's limit in seconds, e.g. \"timeout_seconds\": 30, or leave it out for the host's call \
+                 timeout (AGENT_ENV_PLUGIN_CALL_TIMEOUT)"
+            )),
+            "{bad}: {err}"
+        );
+        assert!(out.stdout.is_empty(), "{bad}: nothing was verified");
+        assert!(
+            started.elapsed() < std::time::Duration::from_secs(3),
+            "{bad}: refused before the plugin started, not after its call timeout"
+        );
+    }
+}
+
 /// A plugin that never answers `initialize` is told how long it had, what sets that limit and how to
 /// give it longer, with what it wrote on stderr meanwhile.
 #[test]

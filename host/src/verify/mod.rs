@@ -22,6 +22,7 @@ mod finding;
 mod mid_session;
 mod session;
 mod step;
+mod step_timeout;
 mod wording;
 
 use std::sync::Arc;
@@ -37,6 +38,7 @@ use crate::spec::SpawnSpec;
 
 use conversation::{Answer, Conversation};
 pub use finding::{Check, Finding, Status, Verification};
+pub use step_timeout::{step_timeout, StepTimeoutError};
 use wording::describe_failure;
 
 /// The method the kit calls that no plugin has.

@@ -16,6 +16,7 @@ use agent_env_protocol::methods::EXECUTE;
 use serde_json::{json, Map, Value};
 
 use super::conversation::{Answer, Exchange};
+use super::step_timeout::step_timeout;
 use super::wording::{describe_failure, plural, quoting_stderr, short, tail_note};
 use super::{Check, Finding, Kit, Status, VerifyOptions, TAIL_LINES};
 use crate::config::{CALL_TIMEOUT_VAR, STEP_TIMEOUT_GRACE};
@@ -40,6 +41,14 @@ impl Kit<'_> {
             self.step_did_not_run(why);
             return;
         }
+        // A limit no step can be given is the caller's mistake, said before the plugin starts.
+        let own = match step_timeout(step) {
+            Ok(own) => own,
+            Err(e) => {
+                self.step_did_not_run(format!("--step's {e}"));
+                return;
+            }
+        };
         let mut run = match self.start() {
             Ok(run) => run,
             Err(why) => {
@@ -59,7 +68,7 @@ impl Kit<'_> {
             return;
         }
         run.begin_check();
-        let (params, limit) = self.execute_params(step, type_name);
+        let (params, limit) = self.execute_params(step, type_name, own);
         let exchange = run.call(EXECUTE, params, limit.wait);
         let executes = step_executes(type_name, &exchange, &limit);
         self.findings.push(quoting_stderr(&run, executes));
@@ -120,14 +129,14 @@ impl Kit<'_> {
     }
 
     /// The params of `execute` for `step`, and how long to wait for its answer: the step's own
-    /// limit, as a run gives it (plus the grace for its own answer), else the host's call timeout;
+    /// limit `own` (its `timeout_seconds`), as a run gives it (plus the grace for its own answer), else the host's call timeout;
     /// the step is told it, less the grace, as a run tells it.
-    fn execute_params(&self, step: &Map<String, Value>, type_name: &str) -> (Value, StepLimit) {
-        let own = step
-            .get("timeout_seconds")
-            .and_then(Value::as_f64)
-            .filter(|s| s.is_finite() && *s > 0.0 && *s < crate::config::MAX_SECONDS)
-            .map(Duration::from_secs_f64);
+    fn execute_params(
+        &self,
+        step: &Map<String, Value>,
+        type_name: &str,
+        own: Option<Duration>,
+    ) -> (Value, StepLimit) {
         let told = own.unwrap_or(self.config.call_timeout);
         let limit = StepLimit {
             own,
