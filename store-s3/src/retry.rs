@@ -80,21 +80,34 @@ pub struct Tried<T> {
     pub outcome: T,
     /// How many attempts were made, from 1 to [`MAX_ATTEMPTS`].
     pub attempts: u32,
+    /// How long, in all, the pauses between them were that the server's `Retry-After` set.
+    pub waited_as_asked: Duration,
 }
 
 /// Runs `attempt` until `judge` calls its outcome final or [`MAX_ATTEMPTS`] were made, pausing before
 /// each retry as the module says.
 pub fn with_retries<T>(mut attempt: impl FnMut() -> T, judge: impl Fn(&T) -> Verdict) -> Tried<T> {
     let mut attempts = 1;
+    let mut waited_as_asked = Duration::ZERO;
     loop {
         let outcome = attempt();
         let retry_after = match judge(&outcome) {
             Verdict::Again { retry_after } if attempts < MAX_ATTEMPTS => retry_after,
-            _ => return Tried { outcome, attempts },
+            _ => {
+                return Tried {
+                    outcome,
+                    attempts,
+                    waited_as_asked,
+                }
+            }
         };
         // The answer is let go first: its connection is not held through the pause.
         drop(outcome);
-        std::thread::sleep(pause_before_retry(attempts, retry_after, jitter()));
+        let pause = pause_before_retry(attempts, retry_after, jitter());
+        if set_by_retry_after(pause, retry_after) {
+            waited_as_asked += pause;
+        }
+        std::thread::sleep(pause);
         attempts += 1;
     }
 }
@@ -108,6 +121,11 @@ pub fn pause_before_retry(retry: u32, retry_after: Option<Duration>, jitter: f64
     let half = backoff / 2;
     let pause = half + half.mul_f64(jitter.clamp(0.0, 1.0));
     pause.max(retry_after.map_or(Duration::ZERO, |wait| wait.min(MAX_RETRY_AFTER)))
+}
+
+/// Whether `pause` is the wait the server's `retry_after` asked for (capped), not the store's own.
+fn set_by_retry_after(pause: Duration, retry_after: Option<Duration>) -> bool {
+    retry_after.is_some_and(|wait| !pause.is_zero() && wait.min(MAX_RETRY_AFTER) == pause)
 }
 
 /// A number from 0 to 1 that differs between calls, from the standard library's randomly keyed
@@ -146,13 +164,39 @@ pub fn after_attempts(attempts: u32) -> String {
     }
 }
 
-/// How many attempts an answer took, kept with the response for the error that may be made of it.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct Attempts(pub u32);
+/// How a failure after retries says the pauses the server's `Retry-After` set: `; between them it
+/// waited 15 s in all, as the server's Retry-After asked (up to 5 s a pause)`, or nothing when none did.
+pub fn waited_as_asked_note(waited: Duration) -> String {
+    if waited.is_zero() {
+        return String::new();
+    }
+    let seconds = (waited.as_secs_f64() * 10.0).round() / 10.0;
+    format!(
+        "; between attempts it waited {seconds} s in all, as the server's Retry-After asked (up to {} s a pause)",
+        MAX_RETRY_AFTER.as_secs()
+    )
+}
 
-/// The attempts `response` took (1 when not noted).
-pub fn attempts_of(response: &Response<Body>) -> u32 {
-    response.extensions().get::<Attempts>().map_or(1, |a| a.0)
+/// How many attempts an answer took, and how long the pauses between them were that its
+/// `Retry-After` set, kept with the response for the error that may be made of it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Attempts {
+    /// How many attempts were made.
+    pub count: u32,
+    /// The pauses between them the server's `Retry-After` set, in all.
+    pub waited_as_asked: Duration,
+}
+
+/// The attempts `response` took (1 and no wait when not noted).
+pub fn attempts_of(response: &Response<Body>) -> Attempts {
+    response
+        .extensions()
+        .get::<Attempts>()
+        .copied()
+        .unwrap_or(Attempts {
+            count: 1,
+            waited_as_asked: Duration::ZERO,
+        })
 }
 
 #[cfg(test)]
@@ -245,7 +289,29 @@ mod tests {
             |()| Verdict::Again { retry_after: None },
         );
         assert_eq!((made.get(), tried.attempts), (MAX_ATTEMPTS, MAX_ATTEMPTS));
+        assert_eq!(tried.waited_as_asked, Duration::ZERO);
         assert_eq!(after_attempts(1), "");
         assert_eq!(after_attempts(4), " after 4 attempts");
+    }
+
+    #[test]
+    fn only_the_pauses_retry_after_set_are_said_as_waited_as_asked() {
+        let second = Duration::from_secs(1);
+        assert!(set_by_retry_after(second, Some(second)));
+        assert!(set_by_retry_after(
+            MAX_RETRY_AFTER,
+            Some(Duration::from_secs(60))
+        ));
+        assert!(!set_by_retry_after(
+            Duration::from_millis(80),
+            Some(Duration::ZERO)
+        ));
+        assert!(!set_by_retry_after(Duration::from_millis(80), None));
+        assert_eq!(waited_as_asked_note(Duration::ZERO), "");
+        assert_eq!(
+            waited_as_asked_note(Duration::from_secs(15)),
+            "; between attempts it waited 15 s in all, as the server's Retry-After asked (up to 5 s a pause)"
+        );
+        assert!(waited_as_asked_note(Duration::from_millis(1250)).contains(" waited 1.3 s in all"));
     }
 }

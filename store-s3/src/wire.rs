@@ -9,7 +9,9 @@ use ureq::{Agent, AsSendBody, Body, SendBody};
 
 use agent_env_store::error::{StoreError, StoreResult};
 
-use crate::retry::{after_attempts, attempts_of, verdict, with_retries, Attempts, Tried};
+use crate::retry::{
+    after_attempts, attempts_of, verdict, waited_as_asked_note, with_retries, Attempts, Tried,
+};
 use crate::settings::{EndpointFrom, CLASS, TABLE};
 use crate::stall::{Incoming, Transfer};
 
@@ -350,6 +352,7 @@ impl Wire {
         let said = &answer.said;
         // Only an answer that was worth another attempt comes after several.
         let after = after_attempts(answer.attempts);
+        let waited = waited_as_asked_note(answer.waited_as_asked);
         match (answer.status, answer.code.as_str()) {
             (_, "NoSuchBucket") => StoreError::Config(format!(
                 "{CLASS}: the bucket '{}' does not exist at {}; create it, or set {} to one that does",
@@ -384,9 +387,9 @@ impl Wire {
                 ))
             }
             (412, _) | (409, "ConditionalRequestConflict") => StoreError::object_exists(target),
-            (500..=599, _) => StoreError::Io {
+            (429 | 500..=599, _) => StoreError::Io {
                 message: format!(
-                    "{CLASS}: {} failed to {what} {target}{after} ({said}): {}",
+                    "{CLASS}: {} failed to {what} {target}{after} ({said}): {}{waited}",
                     self.endpoint,
                     server_failing(answer.status, &self.endpoint_place())
                 ),
@@ -394,7 +397,7 @@ impl Wire {
             },
             _ => StoreError::Io {
                 message: format!(
-                    "{CLASS}: {} failed to {what} {target}{after} ({said})",
+                    "{CLASS}: {} failed to {what} {target}{after} ({said}){waited}",
                     self.endpoint
                 ),
                 raw_os_error: None,
@@ -408,15 +411,23 @@ fn noting_attempts(
     tried: Tried<Result<Response<Body>, ureq::Error>>,
 ) -> Result<Response<Body>, ureq::Error> {
     tried.outcome.map(|mut response| {
-        response.extensions_mut().insert(Attempts(tried.attempts));
+        response.extensions_mut().insert(Attempts {
+            count: tried.attempts,
+            waited_as_asked: tried.waited_as_asked,
+        });
         response
     })
 }
 
-/// What an answer of HTTP `status` (500 to 599: the server, or a proxy in front of it, failed on its
-/// side) is told to do; `place` is where the endpoint is set (`[stores.object.config] endpoint`).
+/// What an answer of HTTP `status` (429: the server throttles its callers; 500 to 599: the server, or
+/// a proxy in front of it, failed on its side) is told to do; `place` is where the endpoint is set
+/// (`[stores.object.config] endpoint`).
 fn server_failing(status: u16, place: &str) -> String {
     match status {
+        429 => "the server is slowing its callers down (too many requests); try again in a moment, and if it goes on, \
+                send it fewer requests at once (fewer runs or uploads at the same time) or ask whoever runs it to raise \
+                its rate limit"
+            .to_string(),
         502 | 504 => format!(
             "a gateway in front of the server answered for it, as the S3 server behind it is down or did not answer in time; check that it is running and what its logs say, and that {place} names an S3 server, then try again"
         ),
@@ -445,13 +456,18 @@ pub struct Answer {
     pub said: String,
     /// How many times the request was sent (more than once for an answer worth another attempt).
     pub attempts: u32,
+    /// How long, in all, the pauses between attempts were that the server's `Retry-After` set.
+    pub waited_as_asked: Duration,
 }
 
 impl Answer {
     /// Reads the error answer's status and body.
     pub fn read(mut response: Response<Body>) -> Answer {
         let status = response.status().as_u16();
-        let attempts = attempts_of(&response);
+        let Attempts {
+            count: attempts,
+            waited_as_asked,
+        } = attempts_of(&response);
         let text = response
             .body_mut()
             .with_config()
@@ -472,6 +488,7 @@ impl Answer {
             code,
             said,
             attempts,
+            waited_as_asked,
         }
     }
 
@@ -618,6 +635,7 @@ mod tests {
             code: "NoSuchBucket".into(),
             said: "NoSuchBucket".into(),
             attempts: 1,
+            waited_as_asked: Duration::ZERO,
         };
         let told = |wire: Wire| {
             wire.told(&missing, "list", "s3://team/", Access::Read)
@@ -643,6 +661,7 @@ mod tests {
             code: "AccessDenied".into(),
             said: "AccessDenied: Access Denied".into(),
             attempts: 1,
+            waited_as_asked: Duration::ZERO,
         };
         let refusal = |signed: bool| {
             Wire::new(
@@ -673,6 +692,7 @@ mod tests {
                 code: String::new(),
                 said: format!("HTTP {status}"),
                 attempts: 1,
+                waited_as_asked: Duration::ZERO,
             };
             wire.told(&answer, "list", "s3://b", Access::Read)
                 .to_string()
@@ -687,6 +707,8 @@ mod tests {
                 "{gateway}"
             );
         }
+        // A server throttling with 429, as some S3-compatible ones do, is told what S3's 503 is.
+        assert!(told(429).ends_with("(HTTP 429): the server is slowing its callers down (too many requests); try again in a moment, and if it goes on, send it fewer requests at once (fewer runs or uploads at the same time) or ask whoever runs it to raise its rate limit"), "{}", told(429));
         assert!(told(500).ends_with("(HTTP 500): the server failed on its side; try again, and if it goes on, check what its logs say, and that [stores.object.config] endpoint names an S3 server"));
         // A status that is no server failure keeps the plain sentence.
         assert_eq!(
@@ -700,6 +722,7 @@ mod tests {
                     code: "SlowDown".into(),
                     said: "SlowDown: Please reduce your request rate".into(),
                     attempts: 1,
+                    waited_as_asked: Duration::ZERO,
                 },
                 "list",
                 "s3://b",

@@ -1056,6 +1056,43 @@ fn a_retry_waits_as_long_as_retry_after_says() {
     assert_eq!(requests(&taken), ["PUT /b/later.txt"; 2]);
 }
 
+/// A server that throttles with 429 (as some S3-compatible servers do, where S3 answers 503) is told
+/// what to do when it goes on, as a 503 is; and when its Retry-After set the pauses between attempts,
+/// the error says how long they were in all, so that a slow failure is not a mystery.
+#[test]
+fn a_throttling_or_overloaded_server_that_asked_for_pauses_is_told_what_to_do_and_how_long_was_waited(
+) {
+    for (status, said, advice) in [
+        (
+            "429 Too Many Requests",
+            "SlowDown: Please reduce your request rate",
+            "the server is slowing its callers down (too many requests); try again in a moment, and if it goes on, send it fewer requests at once (fewer runs or uploads at the same time) or ask whoever runs it to raise its rate limit",
+        ),
+        (
+            "503 Service Unavailable",
+            "HTTP 503",
+            "the server is unavailable or overloaded (S3 says so to slow its callers down); try again in a moment, and if it goes on, check that it is running and what its logs say, and that [stores.object.config] endpoint names an S3 server",
+        ),
+    ] {
+        let body = if status.starts_with("429") {
+            "<Error><Code>SlowDown</Code><Message>Please reduce your request rate.</Message></Error>"
+        } else {
+            ""
+        };
+        let (endpoint, taken) = flaky_s3(move |_, _, _| {
+            Reply::Status(status, "Retry-After: 1\r\n", body.to_string())
+        });
+        let store = store_at(&endpoint);
+        let err = store.get("s3://b/busy.txt").unwrap_err();
+        assert_eq!(
+            err.to_string(),
+            format!("S3ObjectStore: {endpoint} failed to read s3://b/busy.txt after 4 attempts ({said}): {advice}; between attempts it waited 3 s in all, as the server's Retry-After asked (up to 5 s a pause)"),
+            "{status}"
+        );
+        assert_eq!(requests(&taken), ["GET /b/busy.txt"; 4], "{status}");
+    }
+}
+
 /// Each step of a multipart upload (its start, every part, its completion) answered SlowDown the
 /// first time is sent again, and the upload completes.
 #[test]
