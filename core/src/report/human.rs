@@ -171,11 +171,18 @@ pub fn list(report: &Report, stores: &[BTreeMap<String, String>]) -> String {
             "STATUS".to_string(),
         ]];
         for (i, d) in report.plugins.iter().enumerate() {
+            let stores = stores.get(i).unwrap_or(&none);
+            // A package that provides nothing is no plugin (its warning says what to do), not `ok`.
+            let status = if d.contributions.is_empty() && stores.is_empty() {
+                "provides nothing".to_string()
+            } else {
+                status_cell(d)
+            };
             rows.push(vec![
                 d.name.clone(),
                 d.version.clone(),
-                provides(d, stores.get(i).unwrap_or(&none)),
-                status_cell(d),
+                provides(d, stores),
+                status,
             ]);
         }
         out.push_str(&table(&rows, ""));

@@ -875,3 +875,50 @@ fn a_step_name_reserved_for_the_python_agent_env_says_so() {
         "{err}"
     );
 }
+
+/// A package whose manifest provides nothing (which `plugin add` refuses) but was put in the plugins
+/// directory by hand is no plugin: `plugin list` says so in its STATUS, and `list`, `show` and `check`
+/// warn of it, coded, with what to do, rather than calling it `ok`.
+#[test]
+fn a_package_that_provides_nothing_is_warned_of_and_not_ok() {
+    let sb = Sandbox::new();
+    let manifest = sb.plugin_dir_manifest(
+        "nothing",
+        &plugin_table("agentenv-nothing", "0.1.0", "[\"x\"]"),
+    );
+    let warning = format!(
+        "agentenv-nothing 0.1.0 declares no contributions and no stores, so it is not an agent-env plugin and \
+         nothing here uses it: declare what it provides under [provides.<group>] in its manifest ({}), or remove it \
+         [provides-nothing]",
+        manifest.display()
+    );
+    let out = sb.run(&["plugin", "list", "--no-load"]);
+    let text = String::from_utf8_lossy(&out.stdout);
+    let row = text
+        .lines()
+        .find(|l| l.starts_with("agentenv-nothing"))
+        .unwrap_or_else(|| panic!("no row in {text}"))
+        .split_whitespace()
+        .collect::<Vec<_>>()
+        .join(" ");
+    assert_eq!(row, "agentenv-nothing 0.1.0 provides nothing");
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains(&warning), "{err}");
+    let doc = sb.json(&["plugin", "list", "--json", "--no-load"], 0);
+    assert!(
+        doc["warnings"]
+            .as_array()
+            .is_some_and(|w| w.contains(&Value::from(warning.clone()))),
+        "{doc:#}"
+    );
+    let doc = sb.json(&["plugin", "check", "--json", "--no-load"], 0);
+    assert!(
+        doc["warnings"]
+            .as_array()
+            .is_some_and(|w| w.contains(&Value::from(warning.clone()))),
+        "{doc:#}"
+    );
+    let out = sb.run(&["plugin", "show", "agentenv-nothing", "--no-load"]);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains(&warning), "{err}");
+}

@@ -38,6 +38,7 @@ pub(super) fn list(args: &ReportArgs, verbose: bool, session: &Session, term: &T
     let mut warnings = session.take_plugin_warnings();
     warnings.extend(crate::report::noise::warnings(registry));
     warnings.extend(crate::report::unused::warnings(registry, None));
+    warnings.extend(crate::report::provides_nothing::warnings(registry, None));
     for w in &warnings {
         term.warn(w);
     }
@@ -126,6 +127,7 @@ pub(super) fn check(args: &ReportArgs, verbose: bool, session: &Session, term: &
     let mut warnings = session.take_plugin_warnings();
     warnings.extend(unrunnable_bundles(session));
     warnings.extend(crate::report::unused::warnings(registry, None));
+    warnings.extend(crate::report::provides_nothing::warnings(registry, None));
     for w in &warnings {
         term.warn(w);
     }

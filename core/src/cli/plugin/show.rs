@@ -37,7 +37,13 @@ pub(super) fn show(args: &ShowArgs, verbose: bool, session: &Session, term: &Ter
         ));
     };
     // The show document has no key for them: a person reads them on stderr, as `list` prints them.
-    for w in crate::report::unused::warnings(registry, Some(wanted.as_str())) {
+    let warnings = crate::report::unused::warnings(registry, Some(wanted.as_str()))
+        .into_iter()
+        .chain(crate::report::provides_nothing::warnings(
+            registry,
+            Some(wanted.as_str()),
+        ));
+    for w in warnings {
         term.warn(&w);
     }
     let source = built.sources[index];
