@@ -65,7 +65,7 @@ pub mod verify;
 
 pub use config::{
     parse_seconds, HostConfig, HostConfigError, CALL_TIMEOUT_VAR, HANDSHAKE_TIMEOUT_VAR,
-    START_TIMEOUT_VAR, STEP_TIMEOUT_GRACE,
+    MAX_SECONDS, START_TIMEOUT_VAR, STEP_TIMEOUT_GRACE,
 };
 pub use diagnosis::{noise_warning, Diagnosis, FailureSummary};
 pub use error::{FailureContext, HostError};

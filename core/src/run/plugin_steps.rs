@@ -763,16 +763,11 @@ fn waited_on_store(store_limit: &CallerLimit) -> String {
         .unwrap_or_default()
 }
 
-/// The longest `timeout_seconds` a plugin step may be given (less than this).
-pub(super) const STEP_TIMEOUT_BELOW_SECONDS: f64 = 1e9;
-
-/// The step's own `timeout_seconds`, when it names a number of seconds above 0 and below
-/// [`STEP_TIMEOUT_BELOW_SECONDS`]; else the host's call timeout applies (which the run notes).
+/// The step's own `timeout_seconds`, when it names a number of seconds above 0 and below the host's
+/// `MAX_SECONDS` (the host's rule, the one `plugin verify --step` refuses by); else the host's call
+/// timeout applies (which the run notes).
 pub(super) fn step_timeout(step: &Map<String, Value>) -> Option<Duration> {
-    step.get("timeout_seconds")
-        .and_then(Value::as_f64)
-        .filter(|s| s.is_finite() && *s > 0.0 && *s < STEP_TIMEOUT_BELOW_SECONDS)
-        .map(Duration::from_secs_f64)
+    agent_env_host::verify::step_timeout(step).ok().flatten()
 }
 
 /// A step that ran past its own `timeout_seconds`: the limit to raise is the step's, not the host's.

@@ -197,7 +197,7 @@ fn plugin_timeout_note(
     }
     Some(format!(
         "step '{step_id}': 'timeout_seconds' must be a number of seconds above 0 and below {}, got {value}: the step gets the host's call timeout instead ({CALL_TIMEOUT_VAR}, {} s unless set)",
-        super::plugin_steps::STEP_TIMEOUT_BELOW_SECONDS,
+        agent_env_host::MAX_SECONDS,
         HostConfig::new("").call_timeout.as_secs()
     ))
 }

@@ -274,7 +274,8 @@ fn a_task_name_several_tasks_share_is_refused() {
         assert!(
             r.stderr.contains("'hello' names 2 tasks (")
                 && r.stderr.contains("/hello1/hello")
-                && r.stderr.contains("nothing was deleted; give more of an id, such as @local/"),
+                && r.stderr
+                    .contains("nothing was deleted; give more of an id, such as @local/"),
             "{}",
             r.stderr
         );
