@@ -9,7 +9,7 @@
 use std::path::{Path, PathBuf};
 
 use super::model::Bundle;
-use super::tree::{is_left_out_of_files, join_rel, Tree};
+use super::tree::{each_link_below, join_rel, Tree};
 
 /// A file of an artifact or skill that is a link leading outside the bundle's folder.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -66,37 +66,25 @@ pub fn links_outside_folder(folder: &Path) -> Vec<LinkOutside> {
     found
 }
 
-/// The links below the folder `rel` of `root` that lead outside it, walked without following one;
-/// what can't be read (a link to nothing among them) is said when the files are listed, not here.
+/// The links below the folder `rel` of `root` that lead outside it, by their paths in `root`, walked
+/// as a listing walks the files; what can't be read (a link to nothing among them) is said when the
+/// files are listed, not here.
 fn every_link(root: &Path, rel: &str, found: &mut Vec<LinkOutside>) {
-    let Ok(entries) = std::fs::read_dir(root.join(rel)) else {
-        return;
-    };
-    for entry in entries.flatten() {
-        let (Ok(name), Ok(kind)) = (entry.file_name().into_string(), entry.file_type()) else {
-            continue;
+    each_link_below(root, rel, &mut |path, on_disk| {
+        let Some(target) = leads_outside(root, on_disk) else {
+            return;
         };
-        if is_left_out_of_files(&name) {
-            continue;
-        }
-        let path = join_rel(rel, &name);
-        if kind.is_dir() {
-            every_link(root, &path, found);
-        } else if kind.is_symlink() {
-            if let Some(target) = leads_outside(root, &entry.path()) {
-                let leads_to = if target.is_dir() {
-                    LeadsTo::Folder
-                } else {
-                    LeadsTo::File
-                };
-                found.push(LinkOutside {
-                    path,
-                    target,
-                    leads_to,
-                });
-            }
-        }
-    }
+        let leads_to = if target.is_dir() {
+            LeadsTo::Folder
+        } else {
+            LeadsTo::File
+        };
+        found.push(LinkOutside {
+            path: join_rel(rel, path),
+            target,
+            leads_to,
+        });
+    });
 }
 
 /// Where the link at `file` leads, when `file` is one and that is outside `root` (canonical).

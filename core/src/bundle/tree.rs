@@ -236,7 +236,14 @@ impl Tree<'_> {
             return Vec::new();
         };
         let mut found = Vec::new();
-        folder_links_in(&root, rel, "", &mut found);
+        each_link_below(&root, rel, &mut |path, on_disk| {
+            let Ok(target) = on_disk.canonicalize() else {
+                return;
+            };
+            if let (true, Ok(inside)) = (target.is_dir(), target.strip_prefix(&root)) {
+                found.push((path.to_string(), inside.to_string_lossy().into_owned()));
+            }
+        });
         found.sort();
         found
     }
@@ -250,10 +257,14 @@ impl Tree<'_> {
     }
 }
 
-/// The links to folders inside `root` (canonical) below `base/sub`, walked as the files are (no link
-/// followed, what is never a file left out), into `found` as their paths in `base` with their targets
-/// in `root`.
-fn folder_links_in(root: &Path, base: &str, sub: &str, found: &mut Vec<(String, String)>) {
+/// Every symbolic link below the folder `rel` of `root`, walked as a listing walks the files (no link
+/// followed, what is never a file left out): `visit` gets each one's path below `rel` and its path on
+/// disk. The one walk both the links to folders inside the bundle and [`super::links`] read.
+pub fn each_link_below(root: &Path, rel: &str, visit: &mut dyn FnMut(&str, &Path)) {
+    walk_links(root, rel, "", visit);
+}
+
+fn walk_links(root: &Path, base: &str, sub: &str, visit: &mut dyn FnMut(&str, &Path)) {
     let Ok(entries) = std::fs::read_dir(join(root, &join_rel(base, sub))) else {
         return;
     };
@@ -266,14 +277,9 @@ fn folder_links_in(root: &Path, base: &str, sub: &str, found: &mut Vec<(String, 
         }
         let path = join_rel(sub, &name);
         if kind.is_dir() {
-            folder_links_in(root, base, &path, found);
+            walk_links(root, base, &path, visit);
         } else if kind.is_symlink() {
-            let Ok(target) = entry.path().canonicalize() else {
-                continue;
-            };
-            if let (true, Ok(inside)) = (target.is_dir(), target.strip_prefix(root)) {
-                found.push((path, inside.to_string_lossy().into_owned()));
-            }
+            visit(&path, &entry.path());
         }
     }
 }
