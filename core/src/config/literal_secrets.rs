@@ -81,7 +81,9 @@ fn written_out(key: &str, value: &str) -> Option<&'static str> {
     } else {
         None
     };
-    if least.is_some_and(|least| literal.chars().count() >= least) && !names_no_credential(literal)
+    let names_credential = names.iter().any(|n| is_credential_key(n));
+    if least.is_some_and(|least| literal.chars().count() >= least)
+        && !names_no_credential(literal, names_credential)
     {
         return Some(if in_default {
             "has its default written out"
@@ -105,8 +107,10 @@ const SETTING_WORDS: [&str; 16] = [
 
 /// Whether a value under a secret-like key says where a secret is or how it is used rather than being
 /// one: a word of [`SETTING_WORDS`], an absolute path, a URL with no user or password, or the name of
-/// an environment variable (`OPENAI_API_KEY`: capitals, digits and at least one `_`).
-fn names_no_credential(value: &str) -> bool {
+/// an environment variable (`OPENAI_API_KEY`: capitals, digits and at least one `_`) unless the key
+/// names the credential itself (`password = "HUNTER_TWO_2024"` is one: a key holding a variable's
+/// name says so, `api_key_env`).
+fn names_no_credential(value: &str, key_names_credential: bool) -> bool {
     let value = value.trim();
     let setting_word = SETTING_WORDS.iter().any(|w| w.eq_ignore_ascii_case(value));
     let path =
@@ -114,7 +118,23 @@ fn names_no_credential(value: &str) -> bool {
     let plain_url = value.contains("://")
         && !value.contains(char::is_whitespace)
         && crate::redaction::userinfo_range(value).is_none();
-    let variable = value.contains('_')
+    // Under a key naming the credential itself, only a name that ends as a credential variable's does
+    // (`OPENAI_API_KEY`, `DB_PASSWORD`), not any capitals with a `_` (`HUNTER_TWO_2024`).
+    let variable_like_ending = value.rsplit('_').next().is_some_and(|last| {
+        [
+            "KEY",
+            "TOKEN",
+            "SECRET",
+            "PASSWORD",
+            "PASS",
+            "PWD",
+            "CREDENTIALS",
+            "APIKEY",
+        ]
+        .contains(&last)
+    });
+    let variable = (!key_names_credential || variable_like_ending)
+        && value.contains('_')
         && value.starts_with(|c: char| c.is_ascii_uppercase())
         && value
             .chars()
@@ -268,6 +288,8 @@ password = "short"
         for (key, value) in [
             ("api_key", "sk-abc"),
             ("password", "hunter22"),
+            ("password", "S3CR3T_PASSW0RD"),
+            ("db_password", "HUNTER_TWO_2024"),
             ("token", "ghp_abcdefghijklmnopqrstuvwxyz0123456789"),
             ("client_secret", "abc123xyz"),
             ("dsn", "postgres://u:pw@h/db"),
