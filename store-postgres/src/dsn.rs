@@ -98,7 +98,7 @@ impl Dsn {
         }
         if let Some(start) = misspelled_scheme(text) {
             return Err(StoreError::Config(format!(
-                "{CLASS}: {named} does not parse (a URL dsn starts with postgres:// or postgresql://, with a ':' after the scheme, got '{start}'); {}",
+                "{CLASS}: {named} does not parse (a URL dsn starts with postgres:// or postgresql://, the scheme, ':' and '//', got '{start}'); {}",
                 how_to_write(read_from)
             )));
         }
@@ -426,7 +426,7 @@ mod tests {
         ] {
             assert_eq!(
                 Dsn::parse_read_from(dsn, from).unwrap_err().to_string(),
-                format!("PostgresDocumentStore: dsn (read from the environment variable TEAM_PG_DSN) does not parse (a URL dsn starts with postgres:// or postgresql://, with a ':' after the scheme, got '{start}'); set the environment variable TEAM_PG_DSN to a dsn written as postgres://USER:PASSWORD@HOST:PORT/DATABASE")
+                format!("PostgresDocumentStore: dsn (read from the environment variable TEAM_PG_DSN) does not parse (a URL dsn starts with postgres:// or postgresql://, the scheme, ':' and '//', got '{start}'); set the environment variable TEAM_PG_DSN to a dsn written as postgres://USER:PASSWORD@HOST:PORT/DATABASE")
             );
         }
         for dsn in ["postgres://u:pw@h:0/db", "host=h port=0 user=u"] {

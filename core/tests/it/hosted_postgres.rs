@@ -240,7 +240,7 @@ fn a_short_password_an_empty_dsn_a_misspelled_scheme_and_port_0_are_said_plainly
     assert_eq!(check(""), format!("{named} is empty{advice}"));
     assert_eq!(
         check("postgres//u@h/db"),
-        format!("{named} does not parse (a URL dsn starts with postgres:// or postgresql://, with a ':' after the scheme, got 'postgres//'){advice}")
+        format!("{named} does not parse (a URL dsn starts with postgres:// or postgresql://, the scheme, ':' and '//', got 'postgres//'){advice}")
     );
 }
 

@@ -112,11 +112,11 @@ fn the_newest_of_each_task_are_kept_and_a_dry_run_deletes_nothing() {
     assert!(after.contains(&newest_hello), "{after:?}");
     assert!(after.iter().any(|id| id.contains("/fails-")), "{after:?}");
 
-    // A prune that deleted some says the store's file keeps its size.
+    // A prune that deleted some says the store does not shrink.
     let by_age = s.run(&["task", "prune", "--older-than", "0m"]);
     assert_eq!(by_age.code, 0, "{}", by_age.both());
     assert!(
-        by_age.stdout.contains("Deleted 2 task instances; kept 0 task instances.\nThe document store's file keeps its size: later runs reuse the space they took."),
+        by_age.stdout.contains("Deleted 2 task instances; kept 0 task instances.\nThe document store does not shrink: later runs reuse the space they took."),
         "{}",
         by_age.both()
     );

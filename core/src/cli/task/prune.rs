@@ -22,10 +22,11 @@ use crate::cli::{Exit, Failure, Terminal};
 use crate::run::recorder::INSTANCES;
 use crate::stores::{Document, DocumentStore, Filter, Predicate, Sort};
 
-/// What a prune that deleted some says of the space they took: a store's file does not shrink
-/// (SQLite reuses the pages freed; giving them back would rewrite the whole file under its lock).
+/// What a prune that deleted some says of the space they took: a store does not shrink (SQLite
+/// reuses the pages freed, as PostgreSQL reuses its rows' once vacuumed; giving them back would
+/// rewrite the whole file or table under its lock).
 const SPACE_KEPT: &str =
-    "The document store's file keeps its size: later runs reuse the space they took.\n";
+    "The document store does not shrink: later runs reuse the space they took.\n";
 
 /// Instances read at a time.
 const PAGE: usize = 200;
