@@ -402,6 +402,9 @@ impl Parser<'_> {
     fn note_folder_links(&mut self, rel: &str) {
         for (link, target) in self.tree.folder_links_inside(rel) {
             let said = match target.strip_prefix(&format!("{rel}/")) {
+                _ if target == rel => format!(
+                    "the artifact's own top folder: a run follows no link to a folder, so the artifact has no {link}/ (its files are read once, from the folder itself); remove the link if nothing needs it"
+                ),
                 Some(own) => format!(
                     "the artifact's own folder {own}: a run follows no link to a folder, so the artifact has no {link}/ (what it holds is read as {own}/ alone); put a copy of the folder there if the artifact needs it under that name"
                 ),

@@ -1335,6 +1335,7 @@ fn an_artifact_link_to_a_folder_inside_the_bundle_is_named_as_left_out() {
     s.write("linked/artifacts/b/other.txt", "o\n");
     std::os::unix::fs::symlink("sub", artifact.join("dirlink")).unwrap();
     std::os::unix::fs::symlink("../../b", artifact.join("sub/sibling")).unwrap();
+    std::os::unix::fs::symlink(".", artifact.join("dot")).unwrap();
     s.write(
         "linked/tasks/t.json",
         &format!(
@@ -1343,8 +1344,10 @@ fn an_artifact_link_to_a_folder_inside_the_bundle_is_named_as_left_out() {
     );
     let own_said = "artifacts/a/dirlink of the bundle is a symbolic link to the artifact's own folder sub: a run follows no link to a folder, so the artifact has no dirlink/ (what it holds is read as sub/ alone)";
     let other_said = "artifacts/a/sub/sibling of the bundle is a symbolic link to the folder artifacts/b of the bundle: a run follows no link to a folder, so what it holds is left out of the artifact";
+    let top_said = "artifacts/a/dot of the bundle is a symbolic link to the artifact's own top folder: a run follows no link to a folder, so the artifact has no dot/ (its files are read once, from the folder itself); remove the link if nothing needs it";
     let r = s.run(&["run", "./linked", "--dry-run"]);
     assert_eq!(r.code, 0, "{}", r.both());
+    r.assert_stderr_has(&format!("note: {top_said}"));
     r.assert_stderr_has(&format!("note: {own_said}"));
     r.assert_stderr_has(&format!("note: {other_said}"));
     let r = s.run(&["run", "./linked", "--dry-run", "--json"]);
@@ -1356,9 +1359,10 @@ fn an_artifact_link_to_a_folder_inside_the_bundle_is_named_as_left_out() {
         .filter_map(|w| w["message"].as_str())
         .filter(|m| m.contains("a run follows no link to a folder"))
         .collect();
-    assert_eq!(warned.len(), 2, "{doc:#}");
+    assert_eq!(warned.len(), 3, "{doc:#}");
     assert!(warned[0].starts_with(own_said), "{doc:#}");
-    assert!(warned[1].starts_with(other_said), "{doc:#}");
+    assert!(warned[1].starts_with(top_said), "{doc:#}");
+    assert!(warned[2].starts_with(other_said), "{doc:#}");
 }
 
 /// Two checkouts of one bundle declare one artifact id: while its files are the same, each run of
