@@ -205,3 +205,29 @@ fn a_filter_matching_nothing_here_says_so_with_the_store_down() {
         "{doc:#}"
     );
 }
+
+/// A prune with the configured store down prunes the local store and exits 1, as `task list` does,
+/// so a scheduled prune tells "nothing to prune" from "the shared store was not looked at"; a prune
+/// of an @local task, whose instances are all here, exits 0.
+#[test]
+fn a_prune_the_store_is_left_out_of_exits_1_after_pruning_what_it_could() {
+    let s = Sandboxed::new();
+    for _ in 0..2 {
+        let ran = s.run(&["run", "hello", "-q"]);
+        assert_eq!(ran.code, 0, "{}", ran.both());
+    }
+    store_down(&s);
+    let r = s.run(&["task", "prune", "--keep-last", "1", "--json"]);
+    assert_eq!(r.code, 1, "{}", r.both());
+    let doc: serde_json::Value = serde_json::from_str(&r.stdout).unwrap();
+    assert_eq!(doc["deleted"], 1, "{doc:#}");
+    assert!(
+        doc["warnings"][0]
+            .as_str()
+            .is_some_and(|w| w.contains("can't be read")),
+        "{doc:#}"
+    );
+    let id = "@local/agentenv-framework/hello/hello";
+    let r = s.run(&["task", "prune", "--keep-last", "1", "--task", id]);
+    assert_eq!(r.code, 0, "{}", r.both());
+}

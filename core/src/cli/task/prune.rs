@@ -179,9 +179,15 @@ pub(super) fn prune(
     } else {
         delete(stores, &choice.chosen)?
     };
+    // An @local task's instances are all in the local store: the configured one is none of its answer.
+    let local_task = selecting
+        .task
+        .as_deref()
+        .is_some_and(|t| t.starts_with(crate::bundle::ids::LOCAL_PREFIX));
     let said = Said {
         warnings: &sources.warnings,
         none_matched: none_matched.as_deref(),
+        store_left_out: sources.recorded.left_out().is_some() && !local_task,
     };
     report(&args, &choice, deleted, said, term)
 }
@@ -348,6 +354,9 @@ struct Said<'a> {
     warnings: &'a [String],
     /// That the filters selected no instance, when they did not.
     none_matched: Option<&'a str>,
+    /// Whether the configured document store could not be read, so what it holds was not pruned:
+    /// exit 1 after pruning the rest, as `task list` exits 1 after listing the rest.
+    store_left_out: bool,
 }
 
 fn report(
@@ -390,7 +399,7 @@ fn report(
             doc["warnings"] = json!(warnings);
         }
         term.print(&format!("{}\n", pretty(&doc)));
-        return Ok(0);
+        return Ok(exit_of(&said));
     }
     let mut out = String::new();
     if let Some(none) = said.none_matched {
@@ -443,7 +452,12 @@ fn report(
         out.push_str(SPACE_KEPT);
     }
     term.print(&out);
-    Ok(0)
+    Ok(exit_of(&said))
+}
+
+/// 1 when the configured document store was left out of the prune, else 0.
+fn exit_of(said: &Said<'_>) -> i32 {
+    i32::from(said.store_left_out)
 }
 
 /// Each verifier's score in the instance `doc` (its `context.metadata.verifications`).
