@@ -551,7 +551,7 @@ fn plugin_list_warns_about_a_manifest_others_can_write() {
     let sb = Sandbox::new();
     let manifest = sb.plugin_dir_manifest(
         "loose",
-        "[plugin]\nname = \"loose\"\nversion = \"1\"\nexec = [\"./x\"]\nprotocol = [1, 1]\n",
+        "[plugin]\nname = \"loose\"\nversion = \"1\"\nexec = [\"./x\"]\nprotocol = [1, 1]\n[provides.task_steps]\nloose_step = \"L\"\n",
     );
     let out = sb.run(&["plugin", "list", "--json", "--no-load"]);
     assert!(String::from_utf8_lossy(&out.stderr).is_empty());
