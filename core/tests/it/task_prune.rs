@@ -408,3 +408,32 @@ fn a_prune_of_many_instances_deletes_them_all_but_the_running_one() {
         "{left:?}"
     );
 }
+
+/// A prune whose store refuses to delete (another process holds its write lock past the wait) says
+/// so in `--json` beside what went (`deleted`, and the instances it chose), exit 1, where it gave
+/// only an error document a script would have to parse the sentence of.
+#[test]
+fn a_refused_prune_says_in_json_what_went_and_why_the_rest_did_not() {
+    let s = Sandboxed::new();
+    assert_eq!(s.run(&["run", "hello"]).code, 0);
+    assert_eq!(s.run(&["run", "hello"]).code, 0);
+    let holder = rusqlite::Connection::open(s.local_db()).unwrap();
+    holder.execute_batch("BEGIN IMMEDIATE").unwrap();
+    let r = s.run(&["task", "prune", "--keep-last", "1", "--json"]);
+    holder.execute_batch("ROLLBACK").unwrap();
+    assert_eq!(r.code, 1, "{}", r.both());
+    let doc: Value = serde_json::from_str(&r.stdout).unwrap();
+    assert_eq!(doc["deleted"], 0, "{doc:#}");
+    assert_eq!(
+        doc["instances"].as_array().map(Vec::len),
+        Some(1),
+        "{doc:#}"
+    );
+    assert!(
+        doc["error"].as_str().is_some_and(|e| e
+            .starts_with("deleted 0 task instances, then the store refused to delete")
+            && e.ends_with("run the same command again to delete the rest")),
+        "{doc:#}"
+    );
+    assert_eq!(instance_ids(&s).len(), 2);
+}

@@ -174,10 +174,14 @@ pub(super) fn prune(
                 .trim_end()
                 .to_string()
         });
-    let deleted = if args.dry_run {
-        0
-    } else {
-        delete(stores, &choice.chosen)?
+    let (deleted, refusal) = match args.dry_run {
+        true => (0, None),
+        false => match delete(stores, &choice.chosen) {
+            Ok(deleted) => (deleted, None),
+            // A script reads what went in the document, beside the refusal; a person the sentence.
+            Err(refusal) if args.json => (refusal.deleted, Some(refusal.said)),
+            Err(refusal) => return Err(Failure::new(refusal.said)),
+        },
     };
     // An @local task's instances are all in the local store: the configured one is none of its answer.
     let local_task = selecting
@@ -188,6 +192,7 @@ pub(super) fn prune(
         warnings: &sources.warnings,
         none_matched: none_matched.as_deref(),
         store_left_out: sources.recorded.left_out().is_some() && !local_task,
+        refusal: refusal.as_deref(),
     };
     report(&args, &choice, deleted, said, term)
 }
@@ -276,7 +281,7 @@ fn choose_in(
 /// Deletes the chosen instances from the stores that hold them, [`DELETE_CHUNK`] a request; returns
 /// how many went. A running instance is never deleted, even one that started running since it was
 /// chosen.
-fn delete(stores: &[Arc<dyn DocumentStore>], chosen: &[Chosen]) -> Result<u64, Failure> {
+fn delete(stores: &[Arc<dyn DocumentStore>], chosen: &[Chosen]) -> Result<u64, Refusal> {
     let mut deleted = 0;
     for (index, store) in stores.iter().enumerate() {
         let ids: Vec<&str> = chosen
@@ -303,6 +308,19 @@ fn ended_of(ids: &[&str]) -> Filter {
         .and("status", Predicate::Ne(json!("running")))
 }
 
+/// A store's refusal to delete a chunk: how many instances went in all, and the sentence saying so.
+#[derive(Debug)]
+struct Refusal {
+    deleted: u64,
+    said: String,
+}
+
+impl std::fmt::Display for Refusal {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.said)
+    }
+}
+
 /// What a prune says when the store refused to delete `chunk` after `deleted` went before it. A
 /// store may have deleted some of the chunk before it failed (a plugin's store is asked one
 /// instance at a time): those still there are counted, when the store answers, so the numbers said
@@ -313,7 +331,7 @@ fn refused(
     chunk: &[&str],
     deleted: u64,
     error: &crate::stores::StoreError,
-) -> Failure {
+) -> Refusal {
     let left = store
         .count(INSTANCES, filter)
         .ok()
@@ -323,12 +341,16 @@ fn refused(
         Some(left) => (deleted as usize + (chunk.len() - left), left),
         None => (deleted as usize, chunk.len()),
     };
+    let went = deleted as u64;
     let deleted = instances(deleted);
     let next = match (next, chunk) {
         (0, _) => {
-            return Failure::new(format!(
-                "deleted {deleted}, then the store failed: {error}; run the same command again to delete the rest"
-            ))
+            return Refusal {
+                deleted: went,
+                said: format!(
+                    "deleted {deleted}, then the store failed: {error}; run the same command again to delete the rest"
+                ),
+            }
         }
         (1, [one]) => super::pasteable_id(one),
         _ => format!("the next {}", instances(next)),
@@ -338,9 +360,12 @@ fn refused(
     } else {
         ""
     };
-    Failure::new(format!(
-        "deleted {deleted}, then the store refused to delete {next}{maybe}: {error}; run the same command again to delete the rest"
-    ))
+    Refusal {
+        deleted: went,
+        said: format!(
+            "deleted {deleted}, then the store refused to delete {next}{maybe}: {error}; run the same command again to delete the rest"
+        ),
+    }
 }
 
 /// "1 task instance", "2 task instances".
@@ -357,6 +382,8 @@ struct Said<'a> {
     /// Whether the configured document store could not be read, so what it holds was not pruned:
     /// exit 1 after pruning the rest, as `task list` exits 1 after listing the rest.
     store_left_out: bool,
+    /// What a store that refused to delete a chunk said (`--json`: `deleted` counts what went).
+    refusal: Option<&'a str>,
 }
 
 fn report(
@@ -397,6 +424,9 @@ fn report(
             .collect();
         if !warnings.is_empty() {
             doc["warnings"] = json!(warnings);
+        }
+        if let Some(refusal) = said.refusal {
+            doc["error"] = json!(refusal);
         }
         term.print(&format!("{}\n", pretty(&doc)));
         return Ok(exit_of(&said));
@@ -455,9 +485,10 @@ fn report(
     Ok(exit_of(&said))
 }
 
-/// 1 when the configured document store was left out of the prune, else 0.
+/// 1 when a store refused to delete some, or the configured document store was left out of the
+/// prune; else 0.
 fn exit_of(said: &Said<'_>) -> i32 {
-    i32::from(said.store_left_out)
+    i32::from(said.store_left_out || said.refusal.is_some())
 }
 
 /// Each verifier's score in the instance `doc` (its `context.metadata.verifications`).
@@ -618,9 +649,14 @@ mod tests {
             let (inner, chosen) = ended(dir.path(), name, n);
             let store = refusing(inner, fail_at, first, mute);
             let stores: Vec<Arc<dyn DocumentStore>> = vec![store.clone()];
-            let failure = delete(&stores, &chosen).err().unwrap().to_string();
+            let refusal = delete(&stores, &chosen).err().unwrap();
             let left = store.inner.count(INSTANCES, &Filter::all()).unwrap();
-            (failure, left)
+            // What `--json` says went is what went (at least, when the store could not say).
+            match mute {
+                false => assert_eq!(refusal.deleted, n as u64 - left, "{refusal}"),
+                true => assert!(refusal.deleted <= n as u64 - left, "{refusal}"),
+            }
+            (refusal.to_string(), left)
         };
         let again = "run the same command again to delete the rest";
         assert_eq!(
