@@ -87,12 +87,9 @@ fn every_link(root: &Path, rel: &str, found: &mut Vec<LinkOutside>) {
     });
 }
 
-/// Where the link at `file` leads, when `file` is one and that is outside `root` (canonical).
+/// Where the link at `file` ([`each_link_below`] yields links alone) leads, when that is outside
+/// `root` (canonical).
 fn leads_outside(root: &Path, file: &Path) -> Option<PathBuf> {
-    let is_link = std::fs::symlink_metadata(file).is_ok_and(|m| m.file_type().is_symlink());
-    if !is_link {
-        return None;
-    }
     let target = file.canonicalize().ok()?;
     (!target.starts_with(root)).then_some(target)
 }

@@ -32,7 +32,7 @@ impl HostHeader {
                 if sent.is_empty() {
                     return HostHeader::Empty;
                 }
-                match host_name(&sent.to_ascii_lowercase()) {
+                match host_name(&sent) {
                     Some(host) => HostHeader::Named(host),
                     None => HostHeader::Malformed(sent),
                 }
