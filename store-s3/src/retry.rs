@@ -123,6 +123,12 @@ pub fn pause_before_retry(retry: u32, retry_after: Option<Duration>, jitter: f64
     pause.max(retry_after.map_or(Duration::ZERO, |wait| wait.min(MAX_RETRY_AFTER)))
 }
 
+/// How long to wait before retry number `retry`, with this process's jitter: what a caller that
+/// judges its own attempts (a completion answered 200 with an error inside, a read resumed) pauses.
+pub fn pause_before(retry: u32, retry_after: Option<Duration>) -> Duration {
+    pause_before_retry(retry, retry_after, jitter())
+}
+
 /// Whether `pause` is the wait the server's `retry_after` asked for (capped), not the store's own.
 fn set_by_retry_after(pause: Duration, retry_after: Option<Duration>) -> bool {
     retry_after.is_some_and(|wait| !pause.is_zero() && wait.min(MAX_RETRY_AFTER) == pause)

@@ -5,6 +5,7 @@
 use std::fs::File;
 use std::io::Read;
 use std::path::Path;
+use std::time::Duration;
 
 use rusty_s3::actions::{CompleteMultipartUpload, CreateMultipartUpload, UploadPart};
 use rusty_s3::S3Action;
@@ -14,6 +15,7 @@ use agent_env_store::error::{StoreError, StoreResult};
 
 use crate::client::S3Client;
 use crate::open_uploads::UnderWay;
+use crate::retry::{attempts_of, pause_before, Attempts, MAX_ATTEMPTS};
 use crate::settings::CLASS;
 use crate::wire::{header, xml_field, Access, Answer, Outgoing, REQUEST_SIGNATURE_LIFETIME};
 
@@ -222,6 +224,13 @@ fn send_part(
     })
 }
 
+/// S3 error codes that, inside an answer of 200 to a completion, mean what a 500 or a 503 would:
+/// the server failed or was overloaded after it had sent the status, and the completion is sent again.
+const FAILED_AFTER_ANSWERING: [&str; 3] = ["InternalError", "ServiceUnavailable", "SlowDown"];
+
+/// Completes the upload, write-once. S3 sends a completion's 200 before the work is done, and reports a
+/// failure after it in the body: one that a 500 or a 503 would have meant is sent again like them, up to
+/// [`MAX_ATTEMPTS`] in all (the server's own retries counted).
 fn complete(
     store: &S3Client,
     key: &str,
@@ -229,6 +238,47 @@ fn complete(
     etags: &[String],
     url: &str,
 ) -> StoreResult<()> {
+    let mut earlier = Attempts {
+        count: 0,
+        waited_as_asked: Duration::ZERO,
+    };
+    loop {
+        match complete_once(store, key, upload_id, etags, url, earlier)? {
+            Completion::Done => return Ok(()),
+            Completion::FailedAfterAnswering(answer) if answer.attempts < MAX_ATTEMPTS => {
+                std::thread::sleep(pause_before(answer.attempts, None));
+                earlier = Attempts {
+                    count: answer.attempts,
+                    waited_as_asked: answer.waited_as_asked,
+                };
+            }
+            Completion::FailedAfterAnswering(answer) => {
+                return Err(store
+                    .wire
+                    .told(&answer, "complete the upload of", url, Access::Write))
+            }
+        }
+    }
+}
+
+/// What one sending of a completion came to, when it was no error.
+enum Completion {
+    Done,
+    /// Answered 200 with a failure a 500 or a 503 would have meant, told as that answer (its attempts
+    /// counting the earlier sendings).
+    FailedAfterAnswering(Answer),
+}
+
+/// Sends the completion once (as many times as [`crate::retry`] sends any request), after `earlier`
+/// attempts.
+fn complete_once(
+    store: &S3Client,
+    key: &str,
+    upload_id: &str,
+    etags: &[String],
+    url: &str,
+    earlier: Attempts,
+) -> StoreResult<Completion> {
     let mut action = CompleteMultipartUpload::new(
         &store.bucket,
         store.credentials.as_ref(),
@@ -246,14 +296,19 @@ fn complete(
         Outgoing::Bytes(body.as_bytes()),
         &format!("the part list that completes {url}"),
     )?;
+    let these = attempts_of(&response);
+    let attempts = earlier.count + these.count;
+    let waited_as_asked = earlier.waited_as_asked + these.waited_as_asked;
     if !response.status().is_success() {
-        let answer = Answer::read(response);
+        let mut answer = Answer::read(response);
+        answer.attempts = attempts;
+        answer.waited_as_asked = waited_as_asked;
         // A completion sent again whose upload is gone, and whose object is there, is one an earlier
         // attempt made (the server failed to answer it): uploads end only by completing, or by an
         // abort, which this one has not had.
         if answer.attempts > 1 && answer.code == "NoSuchUpload" && store.metadata_of(key)?.is_some()
         {
-            return Ok(());
+            return Ok(Completion::Done);
         }
         return Err(store
             .wire
@@ -264,21 +319,34 @@ fn complete(
         let answer = format!("the answer to completing the upload of {url}");
         store.wire.reading(&answer).failed(&e)
     })?;
-    if text.contains("<Error>") {
-        let code = xml_field(&text, "Code").unwrap_or_default();
-        return Err(match code.as_str() {
-            "PreconditionFailed" | "ConditionalRequestConflict" => StoreError::object_exists(url),
-            _ => StoreError::Io {
-                message: format!(
-                    "{CLASS}: {} failed to complete the upload of {url} ({code}: {})",
-                    store.wire.endpoint(),
-                    xml_field(&text, "Message")
-                        .unwrap_or_default()
-                        .trim_end_matches('.')
-                ),
-                raw_os_error: None,
-            },
-        });
+    if !text.contains("<Error>") {
+        return Ok(Completion::Done);
     }
-    Ok(())
+    let code = xml_field(&text, "Code").unwrap_or_default();
+    let message = xml_field(&text, "Message").unwrap_or_default();
+    let message = message.trim().trim_end_matches('.');
+    if FAILED_AFTER_ANSWERING.contains(&code.as_str()) {
+        return Ok(Completion::FailedAfterAnswering(Answer {
+            // Told as the status it stands for: S3 slows its callers down with 503.
+            status: if code == "InternalError" { 500 } else { 503 },
+            said: if message.is_empty() {
+                code.clone()
+            } else {
+                format!("{code}: {message}")
+            },
+            code,
+            attempts,
+            waited_as_asked,
+        }));
+    }
+    Err(match code.as_str() {
+        "PreconditionFailed" | "ConditionalRequestConflict" => StoreError::object_exists(url),
+        _ => StoreError::Io {
+            message: format!(
+                "{CLASS}: {} failed to complete the upload of {url} ({code}: {message})",
+                store.wire.endpoint(),
+            ),
+            raw_os_error: None,
+        },
+    })
 }

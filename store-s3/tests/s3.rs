@@ -1185,6 +1185,109 @@ fn a_completion_carried_out_but_not_answered_counts_as_done_when_sent_again() {
     );
 }
 
+/// S3's error document for `code`, as a completion's 200 may carry it.
+fn error_xml(code: &str, message: &str) -> String {
+    format!("<Error><Code>{code}</Code><Message>{message}</Message></Error>")
+}
+
+/// A completion answered `200 OK` whose body is this error document.
+fn failed_after_answering(code: &str, message: &str) -> Reply {
+    Reply::Status(
+        "200 OK",
+        "Content-Type: application/xml\r\n",
+        error_xml(code, message),
+    )
+}
+
+/// Puts a file of two parts at `key` on the stand-in at `endpoint`.
+fn put_two_parts(endpoint: &str, key: &str) -> Result<String, StoreError> {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("two-parts.bin");
+    std::fs::write(
+        &path,
+        vec![5u8; agent_env_store_s3::PART_SIZE as usize + 10],
+    )
+    .unwrap();
+    store_at(endpoint).put_file(key, &path, "application/octet-stream")
+}
+
+/// The completions (POSTs naming an upload) among the requests the stand-in took.
+fn completions(taken: &Taken) -> usize {
+    requests(taken)
+        .iter()
+        .filter(|r| r.starts_with("POST"))
+        .count()
+        - 1
+}
+
+/// A completion answered 200 whose body is S3's InternalError or SlowDown (S3 sends the status before
+/// the work ends) is sent again, as a 500 or a 503 is, and the upload completes.
+#[test]
+fn a_completion_answered_200_with_an_error_inside_is_sent_again() {
+    for code in ["InternalError", "SlowDown"] {
+        let sent = std::sync::atomic::AtomicUsize::new(0);
+        let (endpoint, taken) = flaky_s3(move |request, target, _| {
+            let completion = request.starts_with("POST") && target.contains("uploadId=");
+            if completion && sent.fetch_add(1, std::sync::atomic::Ordering::SeqCst) == 0 {
+                failed_after_answering(code, "We encountered an internal error.")
+            } else {
+                Reply::Works
+            }
+        });
+        let url = put_two_parts(&endpoint, "multi/inside.bin").unwrap();
+        assert_eq!(url, "s3://b/multi/inside.bin", "{code}");
+        assert_eq!(completions(&taken), 2, "{code}");
+    }
+}
+
+/// A completion answered 200 with an InternalError inside every time is given up on after four
+/// attempts, told as a server failing on its side, and its upload is called off.
+#[test]
+fn a_completion_failing_inside_its_200_every_time_is_given_up_on_after_four_attempts() {
+    let (endpoint, taken) = flaky_s3(|request, target, _| {
+        if request.starts_with("POST") && target.contains("uploadId=") {
+            failed_after_answering("InternalError", "We encountered an internal error.")
+        } else {
+            Reply::Works
+        }
+    });
+    let err = put_two_parts(&endpoint, "multi/never.bin").unwrap_err();
+    assert!(matches!(err, StoreError::Io { .. }), "{err:?}");
+    assert_eq!(
+        err.to_string(),
+        format!("S3ObjectStore: {endpoint} failed to complete the upload of s3://b/multi/never.bin after 4 attempts (InternalError: We encountered an internal error): the server failed on its side; try again, and if it goes on, check what its logs say, and that [stores.object.config] endpoint names an S3 server")
+    );
+    assert_eq!(completions(&taken), 4);
+    assert!(
+        requests(&taken).contains(&"DELETE /b/multi/never.bin".to_string()),
+        "the upload was not called off: {:?}",
+        requests(&taken)
+    );
+}
+
+/// A completion whose 200 carried an InternalError, but which the server carried out, finds its
+/// upload gone and its object there when sent again, and counts as done.
+#[test]
+fn a_completion_failing_inside_its_200_but_carried_out_counts_as_done_when_sent_again() {
+    let sent = std::sync::atomic::AtomicUsize::new(0);
+    let (endpoint, taken) = flaky_s3(move |request, target, _| {
+        if !(request.starts_with("POST") && target.contains("uploadId=")) {
+            return Reply::Works;
+        }
+        match sent.fetch_add(1, std::sync::atomic::Ordering::SeqCst) {
+            0 => failed_after_answering("InternalError", "We encountered an internal error."),
+            _ => Reply::Status(
+                "404 Not Found",
+                "",
+                error_xml("NoSuchUpload", "The specified upload does not exist."),
+            ),
+        }
+    });
+    let url = put_two_parts(&endpoint, "multi/done-inside.bin").unwrap();
+    assert_eq!(url, "s3://b/multi/done-inside.bin");
+    assert_eq!(completions(&taken), 2);
+}
+
 /// A write-once write that finds its key taken only when sent again says an earlier attempt of its
 /// own may have written it.
 #[test]
