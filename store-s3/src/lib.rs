@@ -14,6 +14,8 @@
 //! - `retry`: when a request is sent again (a server briefly overloaded or failing, a connection cut
 //!   before the answer), how often and after what pause;
 //! - `stall`: a body that stops moving, told as the object it was and what to do;
+//! - `resume`: a download whose connection was cut, asked for again from where it was cut, if the
+//!   object is still the same;
 //! - `client`: the bucket's settings, signer and requests, which the modules below build on;
 //! - `check`: the connection check `config check` runs (the bucket listed, a write proven without an
 //!   object), each request within a short limit;
@@ -29,6 +31,7 @@ mod client;
 mod grants;
 mod location;
 mod open_uploads;
+mod resume;
 mod retry;
 pub mod settings;
 mod stall;

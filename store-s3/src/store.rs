@@ -9,6 +9,7 @@ use agent_env_store::grant::{HttpGetGrant, HttpPutGrant, UploadPolicy};
 use agent_env_store::object::{write_to_file, ObjectMetadata, ObjectReader, ObjectStore};
 
 use crate::client::S3Client;
+use crate::resume::Resuming;
 use crate::settings::S3Settings;
 use crate::wire::Outgoing;
 use crate::{grants, upload};
@@ -60,13 +61,13 @@ impl ObjectStore for S3ObjectStore {
 
     fn get(&self, object_url: &str) -> StoreResult<Vec<u8>> {
         let key = self.client.readable_key(object_url)?;
-        let mut response = self.client.get_response(&key, object_url)?;
-        response
-            .body_mut()
-            .with_config()
-            .limit(u64::MAX)
-            .read_to_vec()
-            .map_err(|e| self.client.wire.reading(object_url).failed(&e))
+        let mut body = Resuming::open(&self.client, &key, object_url)?;
+        let mut data = Vec::new();
+        body.read_to_end(&mut data).map_err(|e| {
+            body.failure()
+                .unwrap_or_else(|| self.client.wire.reading(object_url).failed(&e.into()))
+        })?;
+        Ok(data)
     }
 
     fn put_file(&self, key: &str, file_path: &Path, content_type: &str) -> StoreResult<String> {
@@ -122,17 +123,15 @@ impl ObjectStore for S3ObjectStore {
 
     fn download_to_file(&self, object_url: &str, dest: &Path) -> StoreResult<()> {
         let key = self.client.readable_key(object_url)?;
-        let response = self.client.get_response(&key, object_url)?;
-        let mut body = self.client.wire.incoming(response, object_url);
+        let mut body = Resuming::open(&self.client, &key, object_url)?;
         // A read that failed is the error, not the copy's words for it, which name the destination.
         write_to_file(&mut body, dest).map_err(|e| body.failure().unwrap_or(e))
     }
 
     fn open(&self, object_url: &str) -> StoreResult<ObjectReader> {
         let key = self.client.readable_key(object_url)?;
-        let response = self.client.get_response(&key, object_url)?;
         let reader: Box<dyn Read + Send> =
-            Box::new(self.client.wire.incoming(response, object_url));
+            Box::new(Resuming::open(&self.client, &key, object_url)?);
         Ok(reader)
     }
 

@@ -150,6 +150,17 @@ impl Wire {
         )
     }
 
+    /// Sends one request without a body once, whatever comes of it: for a caller that judges its own
+    /// attempts, as a resumed read does (see `crate::resume`).
+    pub fn send_once(
+        &self,
+        method: Method,
+        url: &str,
+        headers: &[(&str, &str)],
+    ) -> Result<Response<Body>, ureq::Error> {
+        self.agent.run(request(method, url, headers).body(())?)
+    }
+
     /// Sends one request with `body`, as [`Wire::send`] does; `target` names what the body is (an
     /// object, or a part of one) when the server stops taking it.
     pub fn send_body(
@@ -275,7 +286,7 @@ impl Wire {
 
     /// A request that got no answer at the last of `attempts`: the server could not be reached, or
     /// did not answer in time.
-    fn failed_call(&self, err: &ureq::Error, attempts: u32) -> StoreError {
+    pub fn failed_call(&self, err: &ureq::Error, attempts: u32) -> StoreError {
         match err {
             ureq::Error::Timeout(
                 ureq::Timeout::SendRequest

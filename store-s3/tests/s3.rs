@@ -770,6 +770,14 @@ enum Reply {
     Reset,
     /// Answers as a working S3 server: stores a PUT's body, serves it to a GET.
     Works,
+    /// Answers with this status line and these extra header lines, promises a body of `promised`
+    /// bytes, sends `body` (fewer) and closes the connection, as a server cut off midway does.
+    Cut {
+        status: &'static str,
+        headers: String,
+        body: String,
+        promised: usize,
+    },
 }
 
 /// One request the stand-in took: `METHOD /path` (the query left off), and its body.
@@ -779,6 +787,32 @@ type Taken = Arc<std::sync::Mutex<Vec<(String, Vec<u8>)>>>;
 /// /path`), its whole target (the query too) and how many requests came before it. Returns its
 /// endpoint and the requests it took.
 fn flaky_s3(reply: impl Fn(&str, &str, usize) -> Reply + Send + Sync + 'static) -> (String, Taken) {
+    flaky_s3_seeing(move |seen| reply(&seen.request, &seen.target, seen.before))
+}
+
+/// One request as the stand-in of [`flaky_s3_seeing`] shows it to the reply.
+struct Seen {
+    /// `METHOD /path`.
+    request: String,
+    /// The whole target, the query too.
+    target: String,
+    /// Its header lines, each name in lower case.
+    headers: Vec<(String, String)>,
+    /// How many requests came before it.
+    before: usize,
+}
+
+impl Seen {
+    fn header(&self, name: &str) -> Option<String> {
+        self.headers
+            .iter()
+            .find(|(n, _)| n == name)
+            .map(|(_, v)| v.clone())
+    }
+}
+
+/// [`flaky_s3`], its replies picked from the whole request, headers too.
+fn flaky_s3_seeing(reply: impl Fn(&Seen) -> Reply + Send + Sync + 'static) -> (String, Taken) {
     use std::io::{BufRead, BufReader, Read, Write};
     let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
     let endpoint = format!("http://{}", listener.local_addr().unwrap());
@@ -802,6 +836,7 @@ fn flaky_s3(reply: impl Fn(&str, &str, usize) -> Reply + Send + Sync + 'static) 
                     let path = target.split('?').next().unwrap_or("");
                     let request = format!("{method} {path}");
                     let mut length = 0u64;
+                    let mut headers = Vec::new();
                     loop {
                         let mut header = String::new();
                         if reader.read_line(&mut header).unwrap_or(0) == 0 {
@@ -814,6 +849,7 @@ fn flaky_s3(reply: impl Fn(&str, &str, usize) -> Reply + Send + Sync + 'static) 
                             if name.eq_ignore_ascii_case("content-length") {
                                 length = value.trim().parse().unwrap();
                             }
+                            headers.push((name.to_ascii_lowercase(), value.trim().to_string()));
                         }
                     }
                     let mut body = Vec::new();
@@ -825,13 +861,33 @@ fn flaky_s3(reply: impl Fn(&str, &str, usize) -> Reply + Send + Sync + 'static) 
                         log.push((request.clone(), body));
                         log.len() - 1
                     };
-                    let answer = match reply(&request, &target, before) {
+                    let seen = Seen {
+                        request: request.clone(),
+                        target: target.clone(),
+                        headers,
+                        before,
+                    };
+                    let answer = match reply(&seen) {
                         Reply::Status(status, headers, xml) => format!(
                             "HTTP/1.1 {status}\r\n{headers}Content-Length: {}\r\n\r\n{xml}",
                             xml.len()
                         ),
                         Reply::Reset => {
                             reset(writer);
+                            return;
+                        }
+                        Reply::Cut {
+                            status,
+                            headers,
+                            body,
+                            promised,
+                        } => {
+                            let _ = writer.write_all(
+                                format!(
+                                    "HTTP/1.1 {status}\r\n{headers}Content-Length: {promised}\r\n\r\n{body}"
+                                )
+                                .as_bytes(),
+                            );
                             return;
                         }
                         Reply::Works if method == "PUT" => {
@@ -1311,4 +1367,223 @@ fn a_write_finding_its_key_taken_when_sent_again_says_it_may_be_its_own() {
         err.to_string(),
         "Object already exists at s3://b/taken.txt: found by attempt 2 of this write, so an earlier attempt the server failed to answer may have written it."
     );
+}
+
+/// How the stand-in of [`serving`] answers one GET of its object.
+#[derive(Clone, Copy)]
+enum Serve {
+    /// As S3 does (the range asked for, else the whole object), its body cut after this many bytes.
+    CutAfter(usize),
+    /// As S3 does, the body whole.
+    Whole,
+    /// The whole object with this ETag, answered 200 whatever the Range and If-Match (a server that
+    /// ignores both).
+    IgnoringRange(&'static str),
+    /// 412 Precondition Failed: the object's ETag is no longer the one If-Match names.
+    Changed,
+    /// 206 with the whole object, from its first byte, whatever range was asked for.
+    FromTheStart,
+    /// 503 SlowDown.
+    SlowDown,
+}
+
+/// The ETag of the object [`serving`] serves.
+const ETAG: &str = "\"v1\"";
+
+/// 1000 bytes of letters, each place's own.
+fn the_object() -> String {
+    (0..1000u32)
+        .map(|i| char::from(b'a' + (i % 26) as u8))
+        .collect()
+}
+
+/// What the GETs a stand-in took asked for: their Range and If-Match.
+type Asked = Arc<std::sync::Mutex<Vec<(Option<String>, Option<String>)>>>;
+
+/// A stand-in serving [`the_object`] at every key, its GETs answered as `script` says in turn (the
+/// rest whole). Returns its endpoint and what each GET asked for.
+fn serving(script: Vec<Serve>) -> (String, Asked) {
+    let asked: Asked = Arc::default();
+    let log = Arc::clone(&asked);
+    let object = the_object();
+    let (endpoint, _) = flaky_s3_seeing(move |seen| {
+        let (range, if_match) = (seen.header("range"), seen.header("if-match"));
+        let serve = {
+            let mut log = log.lock().unwrap();
+            log.push((range.clone(), if_match));
+            script.get(log.len() - 1).copied().unwrap_or(Serve::Whole)
+        };
+        let from: Option<usize> = range
+            .as_deref()
+            .and_then(|r| r.strip_prefix("bytes=")?.strip_suffix('-')?.parse().ok());
+        let answer = |status, etag: &str, from: Option<usize>, cut: Option<usize>| {
+            let rest = &object[from.unwrap_or(0)..];
+            let content_range = from.map_or(String::new(), |start| {
+                format!(
+                    "Content-Range: bytes {start}-{}/{}\r\n",
+                    object.len() - 1,
+                    object.len()
+                )
+            });
+            Reply::Cut {
+                status,
+                headers: format!("ETag: {etag}\r\nConnection: close\r\n{content_range}"),
+                body: rest[..cut.unwrap_or(rest.len()).min(rest.len())].to_string(),
+                promised: rest.len(),
+            }
+        };
+        let status = if from.is_some() {
+            "206 Partial Content"
+        } else {
+            "200 OK"
+        };
+        match serve {
+            Serve::CutAfter(bytes) => answer(status, ETAG, from, Some(bytes)),
+            Serve::Whole => answer(status, ETAG, from, None),
+            Serve::IgnoringRange(etag) => answer("200 OK", etag, None, None),
+            Serve::FromTheStart => answer("206 Partial Content", ETAG, Some(0), None),
+            Serve::Changed => Reply::Status(
+                "412 Precondition Failed",
+                "",
+                error_xml(
+                    "PreconditionFailed",
+                    "At least one of the pre-conditions you specified did not hold",
+                ),
+            ),
+            Serve::SlowDown => slow_down(),
+        }
+    });
+    (endpoint, asked)
+}
+
+/// The ways to read an object: `get`, `download_to_file` and `open`.
+const WAYS: [&str; 3] = ["get", "download_to_file", "open"];
+
+/// Reads `url` from the stand-in at `endpoint` the way `way` (one of [`WAYS`]) names: the bytes it
+/// read, or its error's words.
+fn read_one_way(endpoint: &str, url: &str, way: &str) -> Result<Vec<u8>, String> {
+    use std::io::Read;
+    let store = store_at(endpoint);
+    match way {
+        "get" => store.get(url).map_err(|e| e.to_string()),
+        "download_to_file" => {
+            let dir = tempfile::tempdir().unwrap();
+            let dest = dir.path().join("out.bin");
+            match store.download_to_file(url, &dest) {
+                Ok(()) => Ok(std::fs::read(&dest).unwrap()),
+                Err(err) => {
+                    // Half an object is not left looking like the whole of it.
+                    assert!(!dest.exists(), "a failed download left {}", dest.display());
+                    Err(err.to_string())
+                }
+            }
+        }
+        _ => {
+            let mut read = Vec::new();
+            match store.open(url).unwrap().read_to_end(&mut read) {
+                Ok(_) => Ok(read),
+                Err(err) => Err(err.to_string()),
+            }
+        }
+    }
+}
+
+/// A download whose connection is cut midway goes on from where it was cut, asking for the rest
+/// of the same object (Range and If-Match), and reads the object whole, however it is read.
+#[test]
+fn a_download_cut_midway_goes_on_from_where_it_was_cut() {
+    for way in WAYS {
+        let (endpoint, asked) = serving(vec![Serve::CutAfter(300), Serve::CutAfter(200)]);
+        let read = read_one_way(&endpoint, "s3://b/cut/twice.bin", way);
+        assert_eq!(read.as_deref(), Ok(the_object().as_bytes()), "{way}");
+        let asked = asked.lock().unwrap();
+        let etag = Some(ETAG.to_string());
+        assert_eq!(
+            *asked,
+            [
+                (None, None),
+                (Some("bytes=300-".to_string()), etag.clone()),
+                (Some("bytes=500-".to_string()), etag),
+            ],
+            "{way}"
+        );
+    }
+}
+
+/// A server that ignores the range answers the whole object again: its first bytes, which had
+/// arrived, are read past rather than appended twice.
+#[test]
+fn a_resumed_download_the_server_answers_whole_is_read_past_what_had_arrived() {
+    let (endpoint, _) = serving(vec![Serve::CutAfter(300), Serve::IgnoringRange(ETAG)]);
+    let store = store_at(&endpoint);
+    assert_eq!(
+        store.get("s3://b/cut/ignored.bin").unwrap(),
+        the_object().as_bytes()
+    );
+}
+
+/// An object replaced while it was being read (412 to If-Match, or a whole answer of another ETag
+/// from a server that ignores both headers) is not stitched onto the bytes that had arrived: the read
+/// fails saying so and to read it again.
+#[test]
+fn a_download_of_an_object_replaced_midway_fails_saying_to_read_it_again() {
+    for then in [Serve::Changed, Serve::IgnoringRange("\"v2\"")] {
+        let (endpoint, _) = serving(vec![Serve::CutAfter(300), then]);
+        let err = store_at(&endpoint)
+            .get("s3://b/cut/replaced.bin")
+            .unwrap_err();
+        assert!(matches!(err, StoreError::Io { .. }), "{err:?}");
+        assert_eq!(
+            err.to_string(),
+            format!("S3ObjectStore: s3://b/cut/replaced.bin was replaced on {endpoint} while it was being read: the read was cut with 300 of 1000 bytes arrived, and the object there now is another; read it again")
+        );
+    }
+}
+
+/// Only the rest is taken as the rest: a part that starts elsewhere fails the read rather than being
+/// stitched on.
+#[test]
+fn a_resumed_download_answered_with_another_part_fails_rather_than_stitch_it_on() {
+    let (endpoint, _) = serving(vec![Serve::CutAfter(300), Serve::FromTheStart]);
+    let err = store_at(&endpoint)
+        .get("s3://b/cut/elsewhere.bin")
+        .unwrap_err();
+    assert_eq!(
+        err.to_string(),
+        format!("S3ObjectStore: {endpoint} answered a request for the rest of s3://b/cut/elsewhere.bin from byte 300 with another part of it (Content-Range: bytes 0-999/1000); read it again")
+    );
+}
+
+/// A download cut every time is given up on after four attempts in all, however it is read, and the
+/// error says how many were made and how much had arrived.
+#[test]
+fn a_download_cut_every_time_is_given_up_on_after_four_attempts_saying_how_much_arrived() {
+    for way in WAYS {
+        let (endpoint, asked) = serving(vec![Serve::CutAfter(100); 4]);
+        let read = read_one_way(&endpoint, "s3://b/cut/always.bin", way);
+        assert_eq!(
+            read.unwrap_err(),
+            format!("S3ObjectStore: reading s3://b/cut/always.bin from {endpoint} was cut off after 4 attempts, with 400 of 1000 bytes arrived (Peer disconnected); check that the server is running and not overloaded and that the network to it is up, then read it again"),
+            "{way}"
+        );
+        assert_eq!(asked.lock().unwrap().len(), 4, "{way}");
+    }
+}
+
+/// Asking for the rest counts against the same four attempts as the cuts do: a server that then
+/// stays overloaded fails the read as it would fail a request, saying how much had arrived.
+#[test]
+fn a_resumed_download_answered_slow_down_gives_up_within_the_same_four_attempts() {
+    let (endpoint, asked) = serving(vec![
+        Serve::CutAfter(100),
+        Serve::SlowDown,
+        Serve::CutAfter(50),
+        Serve::SlowDown,
+    ]);
+    let err = store_at(&endpoint).get("s3://b/cut/busy.bin").unwrap_err();
+    assert_eq!(
+        err.to_string(),
+        format!("S3ObjectStore: {endpoint} failed to read s3://b/cut/busy.bin after 4 attempts (SlowDown: Please reduce your request rate): the server is unavailable or overloaded (S3 says so to slow its callers down); try again in a moment, and if it goes on, check that it is running and what its logs say, and that [stores.object.config] endpoint names an S3 server; 150 of 1000 bytes had arrived when the read was cut")
+    );
+    assert_eq!(asked.lock().unwrap().len(), 4);
 }
