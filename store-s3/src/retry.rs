@@ -9,6 +9,9 @@
 //! Only requests that can be sent whole again come here (every request of this store: a body is bytes
 //! it still holds, or a file it rewinds). A refusal (4xx) is never sent again: it would be refused
 //! again. Neither is a request that timed out: `timeout_seconds` already says how long a call may wait.
+//! A body cut after its answer began is not sent again whole but resumed from where it was cut
+//! (`crate::resume`), and a completion answered 200 with a failure inside is sent again by its caller
+//! (`crate::upload`): both count their attempts against the same [`MAX_ATTEMPTS`], after the same pauses.
 
 use std::time::Duration;
 
