@@ -260,3 +260,61 @@ fn a_store_plugin_that_refuses_to_open_is_named_with_its_store() {
         r.both()
     );
 }
+
+/// Several tasks whose plugin steps ask for the secret store a plugin provides while it is still
+/// opening: the host, waiting for the plugin's `store.open` answer, answers the other steps' requests
+/// for that store on the waiting thread, which once deadlocked the run (the store set's lock was held
+/// through the build). Every task gets its secret and the run ends.
+#[test]
+fn steps_asking_for_a_plugin_store_while_it_opens_all_get_it() {
+    let s = Sandboxed::new();
+    install(&s);
+    s.write(
+        ".agentenv/config.toml",
+        r#"[stores.secret]
+impl = "agentenv-fixture-works:TableSecretStore"
+config = { values = { token = "from-the-plugin" }, open_delay_ms = 300 }
+"#,
+    );
+    for task in ["a", "b", "c", "d"] {
+        s.write(
+            &format!("plugged/tasks/{task}.json"),
+            r#"[{"id": "store", "type": "store_roundtrip", "text": "kept"}]"#,
+        );
+    }
+    let mut child = s
+        .command(&["run", "./plugged"])
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(60);
+    while child.try_wait().unwrap().is_none() {
+        if std::time::Instant::now() > deadline {
+            child.kill().unwrap();
+            let out = child.wait_with_output().unwrap();
+            panic!(
+                "the run did not end in 60 s: {}{}",
+                String::from_utf8_lossy(&out.stdout),
+                String::from_utf8_lossy(&out.stderr)
+            );
+        }
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    }
+    let out = child.wait_with_output().unwrap();
+    let both = format!(
+        "{}{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert_eq!(out.status.code(), Some(0), "{both}");
+    let instances = s.docs("task_instances");
+    assert_eq!(instances.len(), 4, "{both}");
+    for instance in &instances {
+        assert_eq!(instance["status"], "completed", "{instance}");
+        assert_eq!(
+            instance["context"]["metadata"]["roundtrip"]["secret"], "***",
+            "{instance}"
+        );
+    }
+}

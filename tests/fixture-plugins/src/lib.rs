@@ -78,9 +78,13 @@ pub struct TableSecretStore {
 }
 
 impl TableSecretStore {
-    /// The store class, taking `values` (a table of name → string).
+    /// The store class, taking `values` (a table of name → string) and `open_delay_ms`, how long
+    /// opening the store takes (for the tests of steps asking for a store while it opens).
     pub fn class() -> StoreClass {
-        StoreClass::secret("TableSecretStore", &["values"], |config| {
+        StoreClass::secret("TableSecretStore", &["values", "open_delay_ms"], |config| {
+            if let Some(ms) = config.get("open_delay_ms").and_then(Value::as_u64) {
+                std::thread::sleep(std::time::Duration::from_millis(ms));
+            }
             let values = config
                 .get("values")
                 .and_then(Value::as_object)
