@@ -1455,3 +1455,74 @@ fn an_id_without_its_at_local_says_the_one_the_local_store_has() {
     let other = s.run(&["task", "get", "team/nothing"]);
     assert!(!other.stderr.contains("did you mean"), "{}", other.both());
 }
+
+/// Runs `args` as a user the state folder's permissions stop, with `folder` (under the sandbox's
+/// state) at `mode` for this user: as root (whom permission bits do not stop), the command runs as
+/// `nobody` (uid 65534) and `folder` keeps its own mode, owned by root; else as this user, with
+/// `folder` at `others_mode` while the command runs.
+pub(crate) fn as_a_user_the_folder_stops(
+    s: &Sandboxed,
+    args: &[&str],
+    folder: &std::path::Path,
+    own_mode: u32,
+    others_mode: u32,
+) -> crate::support::run::Ran {
+    use std::os::unix::fs::PermissionsExt;
+    use std::os::unix::process::CommandExt;
+    let set = |path: &std::path::Path, mode: u32| {
+        std::fs::set_permissions(path, std::fs::Permissions::from_mode(mode)).unwrap();
+    };
+    let mut cmd = s.command(args);
+    // SAFETY: geteuid only reads this process's effective user id.
+    let root = unsafe { libc::geteuid() } == 0;
+    if root {
+        // nobody may reach the sandbox, its home and the state root, not `folder`'s insides.
+        for open in [s.dir.path().to_path_buf(), s.home(), s.state()] {
+            if open.exists() {
+                set(&open, 0o755);
+            }
+        }
+        if let Some(parent) = s.state().parent() {
+            set(parent, 0o755);
+        }
+        set(folder, own_mode);
+        cmd.uid(65534).gid(65534);
+    } else {
+        set(folder, others_mode);
+    }
+    let ran = crate::support::run::Ran::from(cmd.output().expect("run agent-env"));
+    set(folder, 0o700);
+    ran
+}
+
+/// Another user (or one whose state folder is closed to it) is told which folder it may not enter,
+/// that the records there are not its to read, and what to do, not an OS error about a file.
+#[test]
+fn records_this_user_may_not_read_say_which_folder_and_what_to_do() {
+    let s = Sandboxed::new();
+    let ran = s.run(&["run", "hello", "-q"]);
+    assert_eq!(ran.code, 0, "{}", ran.both());
+    let folder = s.state().join("document_store");
+    for args in [
+        &["task", "list"][..],
+        &["task", "get-instance", "hello-0000"][..],
+    ] {
+        let ran = as_a_user_the_folder_stops(&s, args, &folder, 0o700, 0o000);
+        assert_eq!(ran.code, 1, "{args:?}: {}", ran.both());
+        assert!(
+            ran.stderr.contains(&format!(
+                "{} can't be read: this user may not enter {}, so it may not read the records kept there; let this user in",
+                folder.join("local.db").display(),
+                folder.display()
+            )),
+            "{args:?}: {}",
+            ran.stderr
+        );
+        assert!(
+            ran.stderr.contains("point XDG_STATE_HOME"),
+            "{args:?}: {}",
+            ran.stderr
+        );
+        assert!(!ran.stderr.contains("os error"), "{args:?}: {}", ran.stderr);
+    }
+}

@@ -10,6 +10,7 @@
 mod connection;
 mod kept_order;
 mod keys_query;
+mod unreachable;
 
 use std::path::{Path, PathBuf};
 use std::sync::{Mutex, MutexGuard};
@@ -128,7 +129,7 @@ impl LocalSqliteDocumentStore {
             let exists = self
                 .path
                 .try_exists()
-                .map_err(|e| StoreError::io(format!("looking for {}", self.path.display()), &e))?;
+                .map_err(|e| unreachable::looking_failed(&self.path, &e))?;
             if !create && !exists {
                 return Ok(None);
             }
