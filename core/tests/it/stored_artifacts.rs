@@ -907,3 +907,32 @@ fn a_link_leading_outside_the_folder_is_named_before_it_is_stored() {
         "{doc:#}"
     );
 }
+
+/// A read of the configured document store where it was never made, on a state folder this user
+/// may not write (read-only), finds nothing, as it does on a writable disk: it creates no database,
+/// and says no such artifact or task, not that the database cannot be opened.
+#[test]
+fn a_read_of_a_store_never_made_on_a_read_only_folder_finds_nothing() {
+    let s = Sandboxed::new();
+    let ran = s.run(&["run", "hello", "-q"]);
+    assert_eq!(ran.code, 0, "{}", ran.both());
+    let folder = s.state().join("document_store");
+    for (args, said) in [
+        (
+            &["artifact", "get", "team/art1"][..],
+            "no artifact 'team/art1'",
+        ),
+        (&["task", "get", "team/x"][..], "no task 'team/x'"),
+    ] {
+        let ran =
+            crate::task_instances::as_a_user_the_folder_stops(&s, args, &folder, 0o755, 0o555);
+        assert_eq!(ran.code, 1, "{args:?}: {}", ran.both());
+        assert!(ran.stderr.contains(said), "{args:?}: {}", ran.both());
+        assert!(
+            !ran.stderr.contains("unable to open"),
+            "{args:?}: {}",
+            ran.both()
+        );
+        assert!(!folder.join("documents.db").exists(), "{args:?}");
+    }
+}

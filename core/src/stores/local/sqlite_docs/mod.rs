@@ -50,7 +50,13 @@ pub struct LocalSqliteDocumentStore {
     path: PathBuf,
     policy: IdPolicy,
     db: Mutex<Option<Db>>,
+    /// The indexes asked for while the database did not exist yet: made with it, on the first
+    /// write, so a read of a store not made yet creates nothing (see [`DocumentStore::ensure_index`]).
+    pending_indexes: Mutex<Vec<PendingIndex>>,
 }
+
+/// An index asked for before the database was made: its collection, fields and uniqueness.
+type PendingIndex = (String, Vec<String>, bool);
 
 impl LocalSqliteDocumentStore {
     /// A configured store at `path` (nothing is created yet).
@@ -68,6 +74,7 @@ impl LocalSqliteDocumentStore {
             path,
             policy,
             db: Mutex::new(None),
+            pending_indexes: Mutex::new(Vec::new()),
         }
     }
 
@@ -139,9 +146,27 @@ impl LocalSqliteDocumentStore {
             *guard = Some(Db::open(&self.path)?);
         }
         match guard.as_mut() {
-            Some(db) => f(db, &self.path).map(Some),
+            Some(db) => {
+                if create {
+                    self.make_pending_indexes(db)?;
+                }
+                f(db, &self.path).map(Some)
+            }
             None => Ok(None),
         }
+    }
+
+    /// Makes the indexes asked for before the database existed, once it is written to.
+    fn make_pending_indexes(&self, db: &mut Db) -> StoreResult<()> {
+        let pending = match self.pending_indexes.lock() {
+            Ok(mut pending) => std::mem::take(&mut *pending),
+            Err(_) => return Ok(()),
+        };
+        for (collection, fields, unique) in pending {
+            let fields: Vec<&str> = fields.iter().map(String::as_str).collect();
+            db.ensure_index(&self.path, &collection, &fields, unique)?;
+        }
+        Ok(())
     }
 
     /// A page of a collection sorted by top-level fields, unfiltered or by a filter SQL decides
@@ -483,10 +508,21 @@ impl DocumentStore for LocalSqliteDocumentStore {
         Ok(deleted.unwrap_or(0))
     }
 
+    /// On a database not made yet, the index is made with it, by the first write: a read of a store
+    /// that does not exist (on a read-only disk, say) creates nothing and finds nothing.
     fn ensure_index(&self, collection: &str, fields: &[&str], unique: bool) -> StoreResult<()> {
-        self.with_db(true, |db, path| {
+        let made = self.with_db(false, |db, path| {
             db.ensure_index(path, collection, fields, unique)
         })?;
+        if made.is_none() {
+            if let Ok(mut pending) = self.pending_indexes.lock() {
+                pending.push((
+                    collection.to_string(),
+                    fields.iter().map(|f| f.to_string()).collect(),
+                    unique,
+                ));
+            }
+        }
         Ok(())
     }
 
