@@ -1526,3 +1526,53 @@ fn records_this_user_may_not_read_say_which_folder_and_what_to_do() {
         assert!(!ran.stderr.contains("os error"), "{args:?}: {}", ran.stderr);
     }
 }
+
+/// A local.db cut to 0 bytes (a full disk, a bad copy) is said, with what to do, not listed as no
+/// runs; a read leaves it as it is, so the next command says it too. A store agent-env makes
+/// itself is said nothing of.
+#[test]
+fn an_emptied_local_store_is_said_and_left_as_it_is() {
+    let s = Sandboxed::new();
+    let fresh = s.run(&["task", "list"]);
+    assert_eq!(fresh.code, 0, "{}", fresh.both());
+    assert!(!fresh.stderr.contains("0 bytes"), "{}", fresh.both());
+    let ran = s.run(&["run", "hello", "-q"]);
+    assert_eq!(ran.code, 0, "{}", ran.both());
+    let db = s.local_db();
+    std::fs::write(&db, "").unwrap();
+    for aside in ["local.db-wal", "local.db-shm"] {
+        let _ = std::fs::remove_file(db.with_file_name(aside));
+    }
+    let said = format!(
+        "{} is empty (0 bytes), so the records it held are not there",
+        db.display()
+    );
+    for _ in 0..2 {
+        let listed = s.run(&["task", "list"]);
+        assert!(listed.stderr.contains(&said), "{}", listed.both());
+        assert!(
+            listed
+                .stderr
+                .contains("put it back from a backup, or remove it"),
+            "{}",
+            listed.both()
+        );
+        assert_eq!(std::fs::metadata(&db).unwrap().len(), 0);
+    }
+    let as_json = s.run(&["task", "list", "--json"]);
+    assert!(
+        as_json.stdout.contains("is empty (0 bytes)"),
+        "{}",
+        as_json.both()
+    );
+    // A run writes a store there again: from then on it holds records, and nothing is said.
+    let ran = s.run(&["run", "hello", "-q"]);
+    assert_eq!(ran.code, 0, "{}", ran.both());
+    let listed = s.run(&["task", "list"]);
+    assert!(!listed.stderr.contains("0 bytes"), "{}", listed.both());
+    assert!(
+        listed.stdout.contains("completed (passed)"),
+        "{}",
+        listed.both()
+    );
+}

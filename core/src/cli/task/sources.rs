@@ -107,6 +107,13 @@ pub(super) fn instance_sources(session: &Session, term: &Terminal, left_out: Lef
     let mut warnings: Vec<String> = recorded.left_out().map(String::from).into_iter().collect();
     // Printed below with the others unless held.
     let said_from = usize::from(held && !warnings.is_empty());
+    // A local.db of 0 bytes (cut short by a full disk or a bad copy) reads as no runs at all: said.
+    let local_db = crate::paths::local_documents_db(&session.paths().state_root());
+    if crate::stores::local::sqlite_docs::emptied::is_emptied(&local_db) {
+        warnings.push(crate::stores::local::sqlite_docs::emptied::warning(
+            &local_db,
+        ));
+    }
     let dead = crate::run::liveness::dead_runs(&session.paths().locks_dir());
     // A killed run is warned of while its instances show `running`: once a run elsewhere (another
     // machine sharing the store) marked them failed, only the sandboxes it left here are, until the

@@ -8,6 +8,7 @@
 //! empty.
 
 mod connection;
+pub mod emptied;
 mod kept_order;
 mod keys_query;
 mod unreachable;
@@ -53,6 +54,8 @@ pub struct LocalSqliteDocumentStore {
     /// The indexes asked for while the database did not exist yet: made with it, on the first
     /// write, so a read of a store not made yet creates nothing (see [`DocumentStore::ensure_index`]).
     pending_indexes: Mutex<Vec<PendingIndex>>,
+    /// What the store has to warn of since last asked ([`LocalSqliteDocumentStore::take_warnings`]).
+    warnings: Mutex<Vec<String>>,
 }
 
 /// An index asked for before the database was made: its collection, fields and uniqueness.
@@ -75,6 +78,7 @@ impl LocalSqliteDocumentStore {
             policy,
             db: Mutex::new(None),
             pending_indexes: Mutex::new(Vec::new()),
+            warnings: Mutex::new(Vec::new()),
         }
     }
 
@@ -113,6 +117,16 @@ impl LocalSqliteDocumentStore {
         &self.path
     }
 
+    /// What the store has to warn the user of since last asked, oldest first: an existing database
+    /// file of 0 bytes it wrote to ([`emptied`]). Reads of such a file find nothing and leave it as it
+    /// is; whoever reads through the store says [`emptied::warning`] itself.
+    pub fn take_warnings(&self) -> Vec<String> {
+        match self.warnings.lock() {
+            Ok(mut warnings) => std::mem::take(&mut *warnings),
+            Err(_) => Vec::new(),
+        }
+    }
+
     fn lock(&self) -> StoreResult<MutexGuard<'_, Option<Db>>> {
         self.db.lock().map_err(|_| {
             StoreError::Internal(format!(
@@ -139,6 +153,16 @@ impl LocalSqliteDocumentStore {
                 .map_err(|e| unreachable::looking_failed(&self.path, &e))?;
             if !create && !exists {
                 return Ok(None);
+            }
+            // A file of 0 bytes holds nothing, and opening it would write an empty database over
+            // the sign that its records were lost: a read leaves it as it is, a write says so.
+            if exists && emptied::is_emptied(&self.path) {
+                if !create {
+                    return Ok(None);
+                }
+                if let Ok(mut warnings) = self.warnings.lock() {
+                    warnings.push(emptied::warning(&self.path));
+                }
             }
             if let Some(parent) = self.path.parent() {
                 ensure_private_dir(parent)?;
