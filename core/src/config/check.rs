@@ -173,6 +173,15 @@ pub fn check(doc: &ConfigDocument, builder: &dyn StoreBuilder) -> CheckOutcome {
     }
 }
 
+/// What an impl that names no class at all (neither a built-in one nor a plugin's
+/// `<package>:<Class>`) says, for a store section the run does not build.
+fn unknown_class(selection: &StoreSelection) -> Option<ConfigError> {
+    let kind = super::configured_store::store_kind(selection).ok()?;
+    crate::stores::from_spec::classify(kind, &selection.impl_name)
+        .err()
+        .map(|e| ConfigError::Store(e.to_string()))
+}
+
 /// The runner the config names is not the built-in one, the only runner there is.
 fn unused_runner(impl_name: &str) -> String {
     format!(
@@ -221,13 +230,15 @@ fn run_checks(doc: &ConfigDocument, builder: &dyn StoreBuilder, found: &mut Find
     let secrets: &dyn SecretLookup = builder.secrets().unwrap_or(&noted);
 
     for section in STORE_SECTIONS {
-        // A section the run does not read stops nothing, a store it cannot even select included.
+        // A section the run does not read stops nothing but a store it cannot even select: a table
+        // of the wrong shape or a class no one has is the config's own fault, not a credential
+        // missing here, and a run must not go on as if the user had written nothing.
         let read_here = stores_read.is_none_or(|read| read.contains(&section.name));
         let selection = match selection(doc, section.name) {
             Ok(s) => s,
             Err(e) => {
                 // A `[stores]` that is not a table is every store section's problem: said once.
-                if read_here && !errors.contains(&e) {
+                if !errors.contains(&e) {
                     errors.push(e);
                 }
                 continue;
@@ -238,6 +249,8 @@ fn run_checks(doc: &ConfigDocument, builder: &dyn StoreBuilder, found: &mut Find
         // A section the run does not read is still resolved (each secret it holds is remembered,
         // so the run masks it), but what is wrong with it stops nothing.
         if !read_here {
+            // Save an impl no one has: the config's own fault, as a table it cannot select is.
+            errors.extend(unknown_class(&selection));
             continue;
         }
         checked.stores += 1;

@@ -1218,11 +1218,12 @@ fn a_stores_value_that_is_not_a_table_is_one_problem() {
     );
 }
 
-/// A bundle run keeps its documents and objects in the local stores, so a `[stores.document]`
-/// that selects nothing stops it no more than a bad setting of `[stores.object]` does; `config
-/// check` names all three, and says what `impl` takes.
+/// A bundle run keeps its documents and objects in the local stores, so a bad setting of
+/// `[stores.object]` does not stop it; but a `[stores.document]` that selects nothing is the
+/// config's own fault on every machine, and the run refuses rather than go on as if it were not
+/// written. `config check` names all three, and says what `impl` takes.
 #[test]
-fn a_store_section_a_bundle_run_does_not_read_does_not_stop_it() {
+fn a_store_section_a_bundle_run_does_not_read_stops_it_only_when_it_selects_nothing() {
     let p = Project::new(
         "[stores.document]\nimpl = 5\n[stores.object]\nimpl = \"LocalFilesystemObjectStore\"\nconfig = { root = 42, bucket = \"b\" }\n",
     );
@@ -1235,13 +1236,65 @@ fn a_store_section_a_bundle_run_does_not_read_does_not_stop_it() {
         "[stores.document] impl must be a string, got int: 5; write impl = \"LocalSqliteDocumentStore\" for the built-in store, or \"<package>:<Class>\" for a plugin's"
     );
     let (code, out, err) = p.run_stderr(&[], &["run", "hello", "-q"]);
+    assert_eq!(code, 1, "{out}{err}");
+    assert!(
+        err.contains("has 1 problem(s), so nothing was run:\n  [stores.document] impl must be a string, got int: 5"),
+        "{err}"
+    );
+    std::fs::write(
+        p.root.join(".agentenv/config.toml"),
+        "[stores.object]\nimpl = \"LocalFilesystemObjectStore\"\nconfig = { root = 42, bucket = \"b\" }\n",
+    )
+    .unwrap();
+    let (code, out, err) = p.run_stderr(&[], &["run", "hello", "-q"]);
     assert_eq!(code, 0, "{out}{err}");
+    std::fs::write(
+        p.root.join(".agentenv/config.toml"),
+        "[stores.document]\nimpl = 5\n",
+    )
+    .unwrap();
     let (code, _, err) = p.run_stderr(&[], &["task", "run", "team/hello"]);
     assert_eq!(code, 1, "{err}");
     assert!(
         err.contains("[stores.document] impl must be a string, got int: 5"),
         "{err}"
     );
+}
+
+/// A `[stores]` table the user wrote and broke (a section that is not a table, one that names no
+/// impl, an impl no one has) refuses a bundle run, as `config check` fails on it: the run does not
+/// go on with the local stores as if nothing were written. A missing credential does not (above).
+#[test]
+fn a_broken_store_section_refuses_a_bundle_run() {
+    for (config, said) in [
+        (
+            "[stores]\nobject = 5\n",
+            "config.toml [stores.object] must be a table, got int",
+        ),
+        (
+            "[stores.object]\ntype = \"nosuch\"\n",
+            "[stores.object] names no impl, the store it uses (it has type = \"nosuch\")",
+        ),
+        (
+            "[stores.document]\nimpl = \"nosuch\"\n",
+            "[stores.document] impl 'nosuch' is neither a built-in store's class nor a plugin's '<package>:<Class>'",
+        ),
+    ] {
+        let p = Project::new(config);
+        let (code, out) = p.run_with(&[], &["config", "check"]);
+        assert_eq!(code, 1, "{config}: {out}");
+        assert!(out.contains(said), "{config}: {out}");
+        let (code, out, err) = p.run_stderr(&[], &["run", "hello", "-q"]);
+        assert_eq!(code, 1, "{config}: {out}{err}");
+        assert!(
+            err.contains(&format!("has 1 problem(s), so nothing was run:\n  {said}")),
+            "{config}: {err}"
+        );
+        assert!(
+            !p.home.join(".local/state/agent-env/document_store").exists(),
+            "{config}: the refused run wrote state"
+        );
+    }
 }
 
 /// An installed plugin whose table cannot be read does not start, so a run whose tasks use one of
