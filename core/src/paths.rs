@@ -98,11 +98,44 @@ impl<'a> Paths<'a> {
         }
     }
 
+    /// What the XDG base-directory variables set to a relative path say: the XDG spec says to
+    /// ignore such a value, and agent-env does, so each one set so is warned of, with the folder used
+    /// instead (`XDG_STATE_HOME is 'relstate', a relative path, …`), in the order of
+    /// [`XDG_BASE_VARS`]. An empty one is unset, as the spec says, and said nothing of.
+    pub fn ignored_relative_vars(&self) -> Vec<String> {
+        XDG_BASE_VARS
+            .iter()
+            .filter_map(|(name, default)| {
+                let value = self.env.var_os(name)?;
+                if value.is_empty() || Path::new(value).is_absolute() {
+                    return None;
+                }
+                let used = self
+                    .home_dir()
+                    .map(|home| home.join(default).display().to_string())
+                    .unwrap_or_else(|| format!("~/{default}"));
+                Some(format!(
+                    "{name} is '{}', a relative path, which the XDG spec says to ignore: using {used}; set it to an absolute path",
+                    value.to_string_lossy()
+                ))
+            })
+            .collect()
+    }
+
     /// Shows a path with the home directory as `~`.
     pub fn tilde(&self, path: &Path) -> String {
         tilde_in(path, self.home_dir().as_deref())
     }
 }
+
+/// The XDG base-directory variables, each with the folder under the home folder used when it is
+/// unset (or ignored).
+pub const XDG_BASE_VARS: [(&str, &str); 4] = [
+    ("XDG_STATE_HOME", ".local/state"),
+    ("XDG_DATA_HOME", ".local/share"),
+    ("XDG_CONFIG_HOME", ".config"),
+    ("XDG_CACHE_HOME", ".cache"),
+];
 
 /// The home folder the user database gives the user this process runs as, when it is absolute.
 fn users_home() -> Option<PathBuf> {
@@ -174,6 +207,32 @@ mod tests {
         assert_eq!(tilde_expanded("~bob/c", home), PathBuf::from("~bob/c"));
         assert_eq!(tilde_expanded("a/~/c", home), PathBuf::from("a/~/c"));
         assert_eq!(tilde_expanded("~/b", None), PathBuf::from("~/b"));
+    }
+
+    #[test]
+    fn a_relative_xdg_folder_is_ignored_and_said() {
+        let env = Environment::from_vars(
+            [
+                ("HOME", "/home/ada"),
+                ("XDG_STATE_HOME", "relstate"),
+                ("XDG_DATA_HOME", "/abs/data"),
+                ("XDG_CACHE_HOME", ""),
+                ("XDG_CONFIG_HOME", "./conf"),
+            ],
+            Path::new("/work"),
+        );
+        let paths = Paths::new(&env);
+        assert_eq!(
+            paths.state_root(),
+            PathBuf::from("/home/ada/.local/state/agent-env")
+        );
+        assert_eq!(
+            paths.ignored_relative_vars(),
+            [
+                "XDG_STATE_HOME is 'relstate', a relative path, which the XDG spec says to ignore: using /home/ada/.local/state; set it to an absolute path",
+                "XDG_CONFIG_HOME is './conf', a relative path, which the XDG spec says to ignore: using /home/ada/.config; set it to an absolute path",
+            ]
+        );
     }
 
     #[test]
