@@ -109,6 +109,8 @@ fn try_add(
     let mut problems = Vec::new();
     // What to do about a failed installer, said after the problems.
     let mut hints = Vec::new();
+    // Whether writing the change itself failed (in the plugins directory, not in what was added).
+    let mut change_failed = false;
     for step in &steps {
         if interrupts.interrupted() {
             break;
@@ -131,6 +133,7 @@ fn try_add(
             }
             Err(e) => {
                 problems.push(format!("could not finish the change: {e}"));
+                change_failed = true;
                 break;
             }
         }
@@ -218,19 +221,32 @@ fn try_add(
         out.line("Kept as installed (--keep).");
         return Ok(ChangeOutcome::Kept);
     }
-    // The rollback removes the installed copy the problems were found in: name what is kept instead.
-    let problems: Vec<String> = problems.iter().map(|p| in_the_source(p, &steps)).collect();
+    // Each problem names the path that failed; the rollback removes the installed copy it was
+    // found in, so a note names what is kept instead. A change that could not be written failed in
+    // the plugins directory itself, so it has no source to point at.
     for p in &problems {
         reported.problem(p);
     }
-    if problems
-        .iter()
-        .any(|p| names_an_installed_copy(p, &plugins))
-    {
-        out.note(&format!(
-            "note: paths under {} above are of the installed copy, which is removed now; make the change in what you added and add it again",
-            plugins.display()
-        ));
+    if !change_failed {
+        let copies = copies_named(&problems, &steps);
+        for (from, to) in &copies {
+            out.note(&format!(
+                "note: {} above is the installed copy of {}, which is removed now; make the change in {} and add it again",
+                to.display(),
+                from.display(),
+                from.display()
+            ));
+        }
+        if copies.is_empty()
+            && problems
+                .iter()
+                .any(|p| names_an_installed_copy(p, &plugins))
+        {
+            out.note(&format!(
+                "note: paths under {} above are of the installed copy, which is removed now; make the change in what you added and add it again",
+                plugins.display()
+            ));
+        }
     }
     for hint in &hints {
         out.note(&format!("hint: {hint}"));
@@ -325,16 +341,19 @@ fn names_an_installed_copy(problem: &str, plugins: &Path) -> bool {
         .any(|(at, _)| !problem[at + prefix.len()..].starts_with('.'))
 }
 
-/// `problem` with each copied folder's installed path written as the folder it was copied from.
-fn in_the_source(problem: &str, steps: &[Step]) -> String {
+/// The copied folders (`from`, `to`) whose installed path (`to`) one of `problems` names.
+fn copies_named<'s>(problems: &[String], steps: &'s [Step]) -> Vec<(&'s Path, &'s Path)> {
     steps
         .iter()
-        .fold(problem.to_string(), |text, step| match step {
-            Step::Copy { from, to } => {
-                text.replace(&to.display().to_string(), &from.display().to_string())
-            }
-            _ => text,
+        .filter_map(|step| match step {
+            Step::Copy { from, to } => Some((from.as_path(), to.as_path())),
+            _ => None,
         })
+        .filter(|(_, to)| {
+            let installed = to.display().to_string();
+            problems.iter().any(|p| p.contains(&installed))
+        })
+        .collect()
 }
 
 /// The Python distributions the specs name: what pip was asked to install.

@@ -264,17 +264,28 @@ fn a_failing_check_is_rolled_back_byte_for_byte_unless_kept() {
         ),
         "{err}"
     );
-    // The installed copy is rolled back: what to fix is named in the folder that was added.
+    // The problem names the installed copy, which is what failed (as the check's line above it
+    // does); the note below it names the folder that was added, where the change is made.
+    let installed = sb.plugins_dir().join("agentenv-broken");
     assert!(
         err.contains(&format!(
             "its executable {}/missing does not exist; fix 'exec' in {}/agent-env-plugin.toml",
-            src.display(),
-            src.display()
+            installed.display(),
+            installed.display()
         )),
         "{err}"
     );
     assert!(
-        !err.contains(&sb.plugins_dir().display().to_string()),
+        out.contains(&format!("{}/missing", installed.display())),
+        "{out}"
+    );
+    assert!(
+        err.contains(&format!(
+            "note: {} above is the installed copy of {}, which is removed now; make the change in {} and add it again",
+            installed.display(),
+            src.display(),
+            src.display()
+        )),
         "{err}"
     );
     assert!(
@@ -297,6 +308,57 @@ fn a_failing_check_is_rolled_back_byte_for_byte_unless_kept() {
         .plugins_dir()
         .join("agentenv-broken/agent-env-plugin.toml")
         .is_file());
+}
+
+/// A tmpfs mounted at a folder while it lives.
+struct Mounted(PathBuf);
+
+impl Mounted {
+    /// Mounts a read-only tmpfs at `at`; `None` where this process cannot (not root, no `mount`).
+    fn read_only(at: &Path) -> Option<Mounted> {
+        std::fs::create_dir_all(at).unwrap();
+        let mounted = std::process::Command::new("mount")
+            .args(["-t", "tmpfs", "-o", "ro,size=1m", "tmpfs"])
+            .arg(at)
+            .output()
+            .is_ok_and(|out| out.status.success());
+        mounted.then(|| Mounted(at.to_path_buf()))
+    }
+}
+
+impl Drop for Mounted {
+    fn drop(&mut self) {
+        let _ = std::process::Command::new("umount").arg(&self.0).status();
+    }
+}
+
+/// A plugins directory that cannot be written: the problem names it, not the folder being added
+/// (which is writable), and no note sends the user to change that folder. The read-only plugins
+/// directory is a tmpfs mounted so, which needs root and `mount`: without them the test says so
+/// and passes.
+#[test]
+fn a_plugins_directory_that_cannot_be_written_is_the_folder_the_problem_names() {
+    let sb = Sandbox::new();
+    let src = edited_folder_plugin(&sb, "work/fp", |m, s| (m.to_string(), s.to_string()));
+    let Some(_mounted) = Mounted::read_only(&sb.plugins_dir()) else {
+        eprintln!("skipped: a read-only tmpfs cannot be mounted here (needs root and mount)");
+        return;
+    };
+    let (code, out, err) = output(&sb, &["plugin", "add", src.to_str().unwrap(), "-y"]);
+    assert_eq!(code, 1, "{out}{err}");
+    let installed = sb.plugins_dir().join("agentenv-folder-demo");
+    assert!(
+        err.contains(&format!(
+            "problem: could not finish the change: cannot write {}",
+            installed.display()
+        )),
+        "{err}"
+    );
+    assert!(!err.contains(&src.display().to_string()), "{err}");
+    assert!(
+        !format!("{out}{err}").contains("make the change in"),
+        "{out}{err}"
+    );
 }
 
 #[test]
