@@ -607,8 +607,19 @@ impl<'a> Locks<'a> {
                 path: path.to_path_buf(),
                 source,
             })?;
-        if !lock_without_waiting(&file, libc::LOCK_EX) {
-            if !self.announced {
+        let waiting_since = std::time::Instant::now();
+        // Polled rather than blocked on, so that Ctrl-C stops the wait.
+        while !lock_without_waiting(&file, libc::LOCK_EX) {
+            let error = std::io::Error::last_os_error();
+            if error.kind() != std::io::ErrorKind::WouldBlock {
+                return Err(MaterializeError::Lock {
+                    path: path.to_path_buf(),
+                    source: error,
+                });
+            }
+            // Said once the wait is long enough to notice, not for every run that writes its
+            // ids a moment after another; read then, the holder has written its id in the file.
+            if !self.announced && waiting_since.elapsed() >= SAY_WAITING_AFTER {
                 let stopped_by = if self.cancel.watches_signals() {
                     StoppedBy::Signals
                 } else {
@@ -618,18 +629,8 @@ impl<'a> Locks<'a> {
                     .waiting(&waiting_for(holder_of(&file), path, stopped_by));
                 self.announced = true;
             }
-            // Polled rather than blocked on, so that Ctrl-C stops the wait.
-            while !lock_without_waiting(&file, libc::LOCK_EX) {
-                let error = std::io::Error::last_os_error();
-                if error.kind() != std::io::ErrorKind::WouldBlock {
-                    return Err(MaterializeError::Lock {
-                        path: path.to_path_buf(),
-                        source: error,
-                    });
-                }
-                self.cancel.check()?;
-                std::thread::sleep(LOCK_POLL);
-            }
+            self.cancel.check()?;
+            std::thread::sleep(LOCK_POLL);
         }
         write_holder(&file);
         Ok(file)
@@ -754,6 +755,10 @@ fn names_file(path: &Path, file: &File) -> bool {
 
 /// How often a lock another run holds is tried again.
 const LOCK_POLL: std::time::Duration = std::time::Duration::from_millis(50);
+
+/// How long a run waits for a lock another run holds before it says it is waiting: runs started
+/// together take each other's locks for moments, which are not worth a line each.
+const SAY_WAITING_AFTER: std::time::Duration = std::time::Duration::from_secs(1);
 
 trait CheckCancel {
     /// `Err(Cancelled)` once the run is cancelled.

@@ -354,6 +354,68 @@ fn sigint_while_waiting_for_the_bundles_locks_cancels_and_prints_the_json() {
     drop(held);
 }
 
+/// Takes the lock of every entity a first run of `./locked` wrote, as another run would; the files
+/// stay empty until the test writes its process id into them.
+fn hold_the_bundles_locks(s: &Sandboxed) -> Vec<std::fs::File> {
+    use std::os::fd::AsRawFd;
+    let locks = s.state().join("locks");
+    ["artifacts", "tasks"]
+        .iter()
+        .flat_map(|c| s.docs(c))
+        .map(|d| {
+            let id = d["id"].as_str().unwrap().to_string();
+            let hash = agent_env::bundle::ids::sha256_hex_prefix(id.as_bytes(), 16);
+            let file = std::fs::File::create(locks.join(format!("entity-{hash}.lock"))).unwrap();
+            // SAFETY: flock(2) on a descriptor this test owns.
+            assert_eq!(unsafe { libc::flock(file.as_raw_fd(), libc::LOCK_EX) }, 0);
+            file
+        })
+        .collect()
+}
+
+/// Runs started together take each other's locks for moments: a wait that short says nothing. A
+/// wait that lasts is said once, naming the holder's pid even when the holder wrote it into the
+/// lock file only after the wait began (as a run that has just taken a lock does).
+#[test]
+fn only_a_wait_that_lasts_for_the_bundles_locks_is_said_and_it_names_the_holder() {
+    let s = Sandboxed::new();
+    s.copy_hello("locked");
+    assert_eq!(s.run(&["run", "./locked"]).code, 0);
+
+    let held = hold_the_bundles_locks(&s);
+    assert!(!held.is_empty());
+    let child = spawn_piped(&s, &["run", "./locked"]);
+    std::thread::sleep(Duration::from_millis(100));
+    drop(held);
+    let out = child.wait_with_output().unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr).into_owned();
+    assert_eq!(out.status.code(), Some(0), "{stderr}");
+    assert!(!stderr.contains("waiting for"), "{stderr}");
+
+    let held = hold_the_bundles_locks(&s);
+    let (child, rx) = start_reading_stderr(&s, &["run", "./locked"]);
+    for file in &held {
+        use std::io::Write;
+        writeln!(&*file, "{}", std::process::id()).unwrap();
+    }
+    let mut seen = Vec::new();
+    read_until(&rx, "waiting for", &mut seen);
+    let said = seen.last().cloned().unwrap_or_default();
+    assert!(
+        said.contains(&format!(
+            "waiting for another agent-env run (pid {}) to finish writing this bundle's ids",
+            std::process::id()
+        )),
+        "{said}"
+    );
+    drop(held);
+    let rest: Vec<String> = rx.iter().collect();
+    let out = child.wait_with_output().unwrap();
+    assert_eq!(out.status.code(), Some(0), "{seen:?}{rest:?}");
+    let said_again = rest.iter().filter(|l| l.contains("waiting for")).count();
+    assert_eq!(said_again, 0, "said once: {rest:?}");
+}
+
 /// The first signal says at once that the run is stopping; a second during the teardown (here a
 /// plugin step deaf to cancellation holds it for seconds) stops agent-env at once, and a `--json`
 /// run still prints its one document.
