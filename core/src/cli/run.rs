@@ -272,6 +272,9 @@ impl Watch<'_> {
         if let Some(why) = log.as_ref().and_then(|l| l.failure()) {
             term.warn(format!("{why}; the run went on without a log"));
         }
+        if let Some(why) = log.as_ref().and_then(|l| l.cut_short()) {
+            term.warn(why);
+        }
         let written_log = written(log.as_deref());
         let log_hint = written_log
             .as_ref()

@@ -28,6 +28,13 @@ use crate::stores::{Document, StoreError};
 pub enum MaterializeError {
     #[error("{0}")]
     Store(#[from] StoreError),
+    /// An artifact's file the object store did not take: nothing of the run was recorded.
+    #[error("can't store {file} of the artifact '{artifact}' in the object store, for this run's record of it: {source}{}", store_full_hint(source))]
+    StoreArtifactFile {
+        artifact: String,
+        file: String,
+        source: StoreError,
+    },
     #[error("can't read {path} of the bundle: {source}")]
     Read {
         path: String,
@@ -386,12 +393,16 @@ fn artifact_documents(
     for (rel, (sha, size)) in files {
         let source = join_rel(&artifact.path, rel);
         let key = format!("{prefix}/{rel}");
+        let not_stored = |e: StoreError| MaterializeError::StoreArtifactFile {
+            artifact: artifact.id.clone(),
+            file: rel.clone(),
+            source: e,
+        };
         let url = match tree.disk_path(&source) {
-            Some(path) => {
-                stores
-                    .objects
-                    .put_file(&key, &path, crate::stores::DEFAULT_CONTENT_TYPE)?
-            }
+            Some(path) => stores
+                .objects
+                .put_file(&key, &path, crate::stores::DEFAULT_CONTENT_TYPE)
+                .map_err(not_stored)?,
             None => {
                 let bytes = tree.read(&source).map_err(|e| MaterializeError::Read {
                     path: source.clone(),
@@ -399,7 +410,8 @@ fn artifact_documents(
                 })?;
                 stores
                     .objects
-                    .put(&key, &bytes, crate::stores::DEFAULT_CONTENT_TYPE, false)?
+                    .put(&key, &bytes, crate::stores::DEFAULT_CONTENT_TYPE, false)
+                    .map_err(not_stored)?
             }
         };
         let mut entry = json!({"path": rel, "object_url": url, "sha256": sha, "size": size});
@@ -643,6 +655,18 @@ impl Drop for Locks<'_> {
         for (path, _file) in self.held.values() {
             let _ = std::fs::remove_file(path);
         }
+    }
+}
+
+/// What to do about an object store whose disk is full: make room, and what of agent-env's makes
+/// none (stored objects are never deleted by agent-env).
+fn store_full_hint(source: &StoreError) -> &'static str {
+    match source {
+        StoreError::Io {
+            raw_os_error: Some(libc::ENOSPC | libc::EDQUOT),
+            ..
+        } => "; free space on the file system that holds the object store, then run again (agent-env deletes no stored objects: `agent-env task prune` deletes old task instance records and leaves the objects their steps wrote, and the document store keeps the space those records took for its later ones)",
+        _ => "",
     }
 }
 

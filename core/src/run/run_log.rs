@@ -53,6 +53,9 @@ struct State {
     file: LogFile,
     /// Lines are buffered that the file does not have yet.
     dirty: bool,
+    /// Why a write to the open file failed (a full disk), the first time one did: the file holds
+    /// only what came before.
+    write_failed: Option<io::Error>,
     /// The log is being dropped: the flusher writes what is left and ends.
     closed: bool,
     /// Bytes of plugin output written, and the lines left out past the limit (and their bytes).
@@ -98,6 +101,7 @@ impl RunLog {
                 state: Mutex::new(State {
                     file: LogFile::NotYet,
                     dirty: false,
+                    write_failed: None,
                     closed: false,
                     plugin_bytes: 0,
                     plugin_lines_left_out: 0,
@@ -118,10 +122,42 @@ impl RunLog {
         self.shared.state.lock().ok()
     }
 
-    /// Whether the file exists: something was written to it.
+    /// Whether the file holds something of the run: it was made, and it took its lines (or, when
+    /// a write failed, those before it).
     pub fn written(&self) -> bool {
-        self.state()
-            .is_some_and(|s| matches!(s.file, LogFile::Open(_)))
+        let Some(state) = self.state() else {
+            return false;
+        };
+        match (&state.file, &state.write_failed) {
+            (LogFile::Open(_), None) => true,
+            (LogFile::Open(_), Some(_)) => !self.is_empty(),
+            _ => false,
+        }
+    }
+
+    fn is_empty(&self) -> bool {
+        !fs::metadata(&self.path).is_ok_and(|m| m.len() > 0)
+    }
+
+    /// Why the file, once made, stopped taking lines (a full disk), when it did: what it holds of
+    /// the run, and what to do.
+    pub fn cut_short(&self) -> Option<String> {
+        let state = self.state()?;
+        let error = state.write_failed.as_ref()?;
+        let holds = match self.is_empty() {
+            true => "it holds nothing of this run",
+            false => "it holds the run's lines up to there",
+        };
+        let room = match error.raw_os_error() {
+            Some(libc::ENOSPC | libc::EDQUOT) => {
+                "; free space on the file system that holds it for the next run's log"
+            }
+            _ => "",
+        };
+        Some(format!(
+            "cannot write the run log {}: {error}, so {holds}{room}",
+            self.path.display()
+        ))
     }
 
     /// Why the file could not be made, when it could not.
@@ -179,7 +215,9 @@ impl RunLog {
             };
         }
         if let LogFile::Open(f) = &mut state.file {
-            let _ = f.write_all(block.as_bytes());
+            if let Err(e) = f.write_all(block.as_bytes()) {
+                state.write_failed.get_or_insert(e);
+            }
             if !state.dirty {
                 state.dirty = true;
                 self.shared.wake.notify_one();
@@ -208,7 +246,9 @@ impl RunLog {
 
 fn flush_state(state: &mut State) {
     if let LogFile::Open(f) = &mut state.file {
-        let _ = f.flush();
+        if let Err(e) = f.flush() {
+            state.write_failed.get_or_insert(e);
+        }
     }
     state.dirty = false;
 }

@@ -141,3 +141,57 @@ fn an_empty_journal_is_said_cut_short_not_killed() {
     );
     assert!(!runs.join("run-old.journal").exists());
 }
+
+/// A run whose bundle's artifact files find no room in the object store (its folder on a full
+/// disk) says what it was storing and for what, and what to do; the run's log, which the full disk
+/// left empty, is not pointed at as if it held the run: the run says it could not be written.
+#[test]
+fn artifact_files_with_no_room_say_what_was_stored_and_what_to_do() {
+    let s = Sandboxed::new();
+    let Some(_mounted) = Mounted::tmpfs(&s.dir.path().join("state"), "4m") else {
+        eprintln!("skipped: a tmpfs cannot be mounted here (needs root and mount)");
+        return;
+    };
+    // A first run makes the state folder's stores; one artifact changes, so the next run stores
+    // its files again, and finds the disk full. The one before it, unchanged, is a line of the
+    // run's log, which the full disk leaves empty.
+    let bundle = s.copy_hello("full");
+    s.write("full/artifacts/aaa/a.txt", "a\n");
+    assert_eq!(s.run(&["run", "./full"]).code, 0);
+    std::fs::write(bundle.join("artifacts/greeting/hello.txt"), "changed\n").unwrap();
+    fill(&s.dir.path().join("state").join("filler"));
+    let out = s.command(&["run", "./full"]).output().unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr).into_owned();
+    assert_eq!(out.status.code(), Some(1), "{stderr}");
+    for said in [
+        "Error: can't store ",
+        "of the artifact '",
+        "in the object store, for this run's record of it: ",
+        "No space left on device",
+        "; free space on the file system that holds the object store, then run again (agent-env deletes no stored objects: `agent-env task prune` deletes old task instance records and leaves the objects their steps wrote",
+    ] {
+        assert!(stderr.contains(said), "{said}\n{stderr}");
+    }
+    // Whatever log it points at holds the run; one the disk left empty is said to be so instead.
+    for line in stderr.lines() {
+        if let Some(path) = line
+            .split("The run's log, with each plugin's output: ")
+            .nth(1)
+        {
+            let len = std::fs::metadata(path.trim()).map_or(0, |m| m.len());
+            assert!(len > 0, "points at an empty log: {stderr}");
+        }
+    }
+    let logs = s.state().join("logs");
+    let empty_logs = std::fs::read_dir(&logs)
+        .unwrap()
+        .flatten()
+        .filter(|e| e.metadata().is_ok_and(|m| m.len() == 0))
+        .count();
+    assert_eq!(empty_logs, 1, "{stderr}");
+    assert!(
+        stderr.contains("Warning: cannot write the run log ")
+            && stderr.contains("No space left on device (os error 28), so it holds nothing of this run; free space on the file system that holds it for the next run's log"),
+        "{stderr}"
+    );
+}
