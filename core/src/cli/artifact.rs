@@ -9,6 +9,7 @@ use std::io::IsTerminal;
 use super::terminal::ERASE_LINE;
 use super::{Exit, Failure, Terminal};
 use crate::run::cancel::{watch_signals, Cancel, Signalled};
+use crate::run::stored_artifact::verify::{verify_files, FileVerdict};
 use crate::run::stored_artifact::FileUnderWay;
 use crate::run::{stored_artifact, stored_task};
 use crate::session::Session;
@@ -40,6 +41,10 @@ pub struct GetArgs {
     /// Print the artifact document as JSON.
     #[arg(long)]
     pub json: bool,
+    /// Read each of the version's files from the object store and check its size and sha256
+    /// against the record; exit 1 when one differs or is missing.
+    #[arg(long)]
+    pub verify: bool,
 }
 
 #[derive(Args)]
@@ -65,13 +70,30 @@ pub fn run(args: ArtifactArgs, session: &Session, term: &Terminal) -> Exit {
 }
 
 fn get(args: GetArgs, session: &Session, term: &Terminal) -> Exit {
-    let doc = stored_task::get_document(session, stored_task::ARTIFACTS, &args.id, args.version)
-        .map_err(|e| Failure::new(e.to_string()))?;
+    let mut doc =
+        stored_task::get_document(session, stored_task::ARTIFACTS, &args.id, args.version)
+            .map_err(|e| Failure::new(e.to_string()))?;
+    let verdicts = match args.verify {
+        true => {
+            let stores =
+                stored_task::configured_stores(session).map_err(|e| Failure::new(e.to_string()))?;
+            Some(verify_files(&stores.objects, &doc, &Cancel::new()))
+        }
+        false => None,
+    };
+    let problems: Vec<&str> = verdicts
+        .iter()
+        .flatten()
+        .filter_map(|v| v.problem.as_deref())
+        .collect();
     if args.json {
+        if let Some(verdicts) = &verdicts {
+            with_verdicts(&mut doc, verdicts);
+        }
         let text = serde_json::to_string_pretty(&Value::Object(doc))
             .map_err(|e| Failure::new(format!("cannot print the artifact: {e}")))?;
         term.print(&format!("{text}\n"));
-        return Ok(0);
+        return Ok(if problems.is_empty() { 0 } else { 1 });
     }
     let field = |key: &str| doc.get(key).and_then(Value::as_str).unwrap_or("");
     let mut out = format!(
@@ -83,7 +105,51 @@ fn get(args: GetArgs, session: &Session, term: &Terminal) -> Exit {
     );
     out.push_str(&file_rows(&doc));
     term.print(&out);
-    Ok(0)
+    let Some(verdicts) = &verdicts else {
+        return Ok(0);
+    };
+    let id = field("id");
+    let version = doc.get("version").and_then(Value::as_i64).unwrap_or(0);
+    if problems.is_empty() {
+        let count = verdicts.len();
+        let (files, were) = match count {
+            1 => ("file", "it was"),
+            _ => ("files", "they were"),
+        };
+        term.print(&format!(
+            "verified: {count} {files} read from the object store, as {were} put (sizes and sha256 as recorded)\n"
+        ));
+        return Ok(0);
+    }
+    for problem in &problems {
+        term.eprintln(&format!("problem: {problem}"));
+    }
+    let not_as_put = match problems.len() {
+        1 => "is not as it was",
+        _ => "are not as they were",
+    };
+    Err(Failure::new(format!(
+        "{} of the {} {} of the artifact '{id}' v{version} {not_as_put} put (each said above)",
+        problems.len(),
+        verdicts.len(),
+        plural(verdicts.len(), "file", "files"),
+    )))
+}
+
+/// The artifact document as `--verify --json` prints it: each file with `verified`, and `problems`.
+fn with_verdicts(doc: &mut serde_json::Map<String, Value>, verdicts: &[FileVerdict]) {
+    if let Some(Value::Array(files)) = doc.get_mut("files") {
+        for (file, verdict) in files.iter_mut().zip(verdicts) {
+            if let Value::Object(file) = file {
+                file.insert("verified".into(), Value::Bool(verdict.problem.is_none()));
+            }
+        }
+    }
+    let problems: Vec<Value> = verdicts
+        .iter()
+        .filter_map(|v| v.problem.clone().map(Value::String))
+        .collect();
+    doc.insert("problems".into(), Value::Array(problems));
 }
 
 /// The artifact's files, one a line, in columns: path, size, object URL.

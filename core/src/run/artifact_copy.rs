@@ -135,6 +135,68 @@ pub fn named_now(objects: &dyn ObjectStore, url: &str) -> String {
     }
 }
 
+/// How the object `url`, the file `file` of the artifact `id` v`version`, differs from what was put:
+/// the sentence a load, a copy and a verify say alike, up to what each does about it.
+pub fn not_as_put(
+    objects: &dyn ObjectStore,
+    url: &str,
+    (file, id, version): (&str, &str, i64),
+    changed: &Changed,
+) -> String {
+    let named = named_now(objects, url);
+    let differs = match changed {
+        Changed::Size { found, recorded } => {
+            format!("{named} holds {found} bytes, but the artifact recorded {recorded}")
+        }
+        Changed::Sha256 { found, recorded } => {
+            format!("{named} has the sha256 {found}, but the artifact recorded {recorded}")
+        }
+    };
+    format!(
+        "the file {file} of the artifact '{id}' v{version} is not as it was put: {differs}; the object store's copy was changed or damaged since"
+    )
+}
+
+/// Reads the object `url` through once, kept nowhere, held to `recorded` as a copy is: what it
+/// found, as [`copy_checked`] says it.
+pub fn read_checked(
+    objects: &Arc<dyn ObjectStore>,
+    url: &str,
+    recorded: RecordedFile<'_>,
+    cancel: &Cancel,
+) -> Result<(), CopyError> {
+    let inner = stoppable::open(objects, url, cancel).map_err(|e| match e {
+        stoppable::NotOpened::Cancelled => CopyError::Cancelled,
+        stoppable::NotOpened::Store(e) => CopyError::Store(e),
+    })?;
+    let mut reader = Checking {
+        inner,
+        hasher: Sha256::new(),
+        read: 0,
+        size: recorded.size,
+        sha256: recorded.sha256,
+        changed: None,
+    };
+    let read = std::io::copy(&mut reader, &mut std::io::sink());
+    if let Some(changed) = reader.changed {
+        return Err(CopyError::Changed(changed));
+    }
+    let Err(e) = read else {
+        return Ok(());
+    };
+    if cancel.is_cancelled() {
+        return Err(CopyError::Cancelled);
+    }
+    let message = reader
+        .inner
+        .failure()
+        .unwrap_or_else(|| format!("reading {url}: {e}"));
+    Err(CopyError::Store(StoreError::Io {
+        message,
+        raw_os_error: e.raw_os_error(),
+    }))
+}
+
 /// Why the object store would not give a file the artifact `id` v`version` lists, and what to do,
 /// for a URL of another store (the artifact was put through another bucket or server) and an
 /// object gone from it; `None` for any other error, which says enough by itself.
@@ -164,6 +226,17 @@ pub fn put_again(id: &str) -> String {
             "put its files again with agent-env artifact put FOLDER --id {}",
             crate::quote::word(id)
         )
+    }
+}
+
+/// How to replace an artifact whose object in the store changed: a stored one is put again; a
+/// bundle's next run reuses the version while all its files are in the store, and writes them anew
+/// once one is gone.
+pub fn replace_changed(id: &str) -> String {
+    if id.starts_with(crate::bundle::ids::LOCAL_PREFIX) {
+        "delete that object from the object store, and the bundle's next run writes the artifact's files anew".to_string()
+    } else {
+        put_again(id)
     }
 }
 

@@ -17,8 +17,8 @@ use std::path::Path;
 use serde_json::{json, Map, Value};
 
 use super::artifact_copy::{
-    copy_checked, holds_as_recorded, in_brackets, named_now, not_given, put_again, recorded_files,
-    Changed, CopyError,
+    copy_checked, holds_as_recorded, in_brackets, not_as_put, not_given, put_again, recorded_files,
+    CopyError,
 };
 use super::run_stores::RunStores;
 use super::stored_task::{configured_stores, latest_stored, ARTIFACTS};
@@ -34,6 +34,7 @@ use crate::session::Session;
 use crate::stores::{Document, Filter, StoreError, VersionedEntityStore};
 
 mod recording;
+pub mod verify;
 
 /// The artifact types a stored task's `load_artifact` step can load.
 const LOADABLE: [&str; 3] = ["file", "file_artifact_universe", "skill"];
@@ -535,13 +536,9 @@ pub fn write_out(
                     Some(why) => format!("can't copy {url} into the bundle: {why}"),
                     None => format!("reading {rel} of the artifact '{id}': {}", in_brackets(&e)),
                 },
-                CopyError::Changed(Changed::Size { found, recorded }) => format!(
-                    "the file {rel} of the artifact '{id}' v{version} is not as it was put: {} holds {found} bytes, but the artifact recorded {recorded}; the object store's copy was changed or damaged since, so it is not copied; {again}",
-                    named_now(stores.objects.as_ref(), url)
-                ),
-                CopyError::Changed(Changed::Sha256 { found, recorded }) => format!(
-                    "the file {rel} of the artifact '{id}' v{version} is not as it was put: {} has the sha256 {found}, but the artifact recorded {recorded}; the object store's copy was changed or damaged since, so it is not copied; {again}",
-                    named_now(stores.objects.as_ref(), url)
+                CopyError::Changed(changed) => format!(
+                    "{}, so it is not copied; {again}",
+                    not_as_put(stores.objects.as_ref(), url, (rel, id, version), &changed)
                 ),
             }))
         })?;

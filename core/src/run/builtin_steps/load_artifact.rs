@@ -6,7 +6,7 @@ use serde_json::{Map, Value};
 
 use super::{require_str, str_field, BuiltinStep, StepEnv, StepError};
 use crate::run::artifact_copy::{
-    copy_checked, named_now, not_given, put_again, recorded_files, Changed, CopyError,
+    copy_checked, not_as_put, not_given, recorded_files, replace_changed, CopyError,
 };
 use crate::run::artifact_objects::listed_files;
 use crate::stores::{Filter, Sort};
@@ -85,14 +85,14 @@ impl BuiltinStep for LoadArtifact {
                 }),
                 // An object changed since the artifact was recorded (objects are written once) is
                 // not loaded as if it were the artifact's.
-                CopyError::Changed(Changed::Size { found, recorded }) => StepError::runtime(format!(
-                    "the file {file} of the artifact '{id}' v{version} is not as it was put: {} holds {found} bytes, but the artifact recorded {recorded}; the object store's copy was changed or damaged since, so it is not loaded; {}",
-                    named_now(env.stores.objects.as_ref(), url),
-                    replace_changed(id)
-                )),
-                CopyError::Changed(Changed::Sha256 { found, recorded }) => StepError::runtime(format!(
-                    "the file {file} of the artifact '{id}' v{version} is not as it was put: {} has the sha256 {found}, but the artifact recorded {recorded}; the object store's copy was changed or damaged since, so it is not loaded; {}",
-                    named_now(env.stores.objects.as_ref(), url),
+                CopyError::Changed(changed) => StepError::runtime(format!(
+                    "{}, so it is not loaded; {}",
+                    not_as_put(
+                        env.stores.objects.as_ref(),
+                        url,
+                        (file, id, version),
+                        &changed
+                    ),
                     replace_changed(id)
                 )),
             })
@@ -223,17 +223,6 @@ fn in_sandbox(work_dir: &Path, host: &Path) -> String {
         Ok(inside) if inside.as_os_str().is_empty() => "/app".to_string(),
         Ok(inside) => format!("/app/{}", inside.display()),
         Err(_) => host.display().to_string(),
-    }
-}
-
-/// How to replace an artifact whose object in the store changed: a stored one is put again; a
-/// bundle's next run reuses the version while all its files are in the store, and writes them anew
-/// once one is gone.
-fn replace_changed(id: &str) -> String {
-    if id.starts_with(crate::bundle::ids::LOCAL_PREFIX) {
-        "delete that object from the object store, and the bundle's next run writes the artifact's files anew".to_string()
-    } else {
-        put_again(id)
     }
 }
 
