@@ -1,6 +1,7 @@
 //! A state folder moved to another path (a CI cache restored under another home, a backup restored,
 //! a user renamed): the local object store's URLs name the old path, and its objects are found under
-//! the new one, so nothing is stored again and stored tasks still load their artifacts.
+//! the new one, so nothing is stored again and stored tasks still load their artifacts. A copy beside
+//! the old folder, still there, is another store.
 
 use crate::support::run::{copy_dir, Sandboxed};
 
@@ -73,6 +74,64 @@ fn a_moved_state_folder_keeps_its_objects() {
         "{}",
         rerun.both()
     );
+}
+
+/// A copy of the state folder at another path while the old one is still there (a cache restored
+/// beside the home it was saved from) is another store, not the old one moved: a bundle run stores
+/// its artifacts again, as a new version, and a stored task's artifact, whose URLs name the old
+/// store, is not loaded from the copy until it is put again through it.
+#[test]
+fn a_copy_beside_the_old_state_folder_is_another_store() {
+    let first = Sandboxed::new();
+    let ran = first.run(&["run", "hello", "-q"]);
+    assert_eq!(ran.code, 0, "{}", ran.both());
+    let folder = first.home().join("greeting");
+    std::fs::create_dir_all(&folder).unwrap();
+    std::fs::write(folder.join("hello.txt"), "hello there\n").unwrap();
+    std::fs::write(
+        folder.join("check.sh"),
+        "#!/usr/bin/env bash\ngrep -q hello \"$(dirname \"$0\")/hello.txt\"\n",
+    )
+    .unwrap();
+    let put = first.run(&["artifact", "put", "greeting", "--id", "team/greeting"]);
+    assert_eq!(put.code, 0, "{}", put.both());
+    let task = std::fs::read_to_string(
+        std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("bundles/hello/tasks/hello.json"),
+    )
+    .unwrap()
+    .replace("\"greeting\"", "\"team/greeting\"");
+    first.write("hello.json", &task);
+    let put = first.run(&["task", "put", "hello.json", "--id", "team/hello"]);
+    assert_eq!(put.code, 0, "{}", put.both());
+
+    let copy = Sandboxed::new();
+    copy_dir(first.dir.path(), copy.dir.path());
+    assert!(first.state().exists());
+
+    let rerun = copy.run(&["run", "hello"]);
+    assert_eq!(rerun.code, 0, "{}", rerun.both());
+    assert!(
+        rerun.stdout.contains(
+            "artifacts/greeting: v2 (its v1 files are in another object store than the one configured)"
+        ),
+        "{}",
+        rerun.both()
+    );
+    let stored = copy.run(&["task", "run", "team/hello", "-q"]);
+    assert_eq!(stored.code, 1, "{}", stored.both());
+    assert!(
+        stored.stdout.contains("but it is no URL of the configured object store (")
+            && stored.stdout.contains(
+                "point [stores.object] at that store, or put its files again with agent-env artifact put FOLDER --id team/greeting"
+            ),
+        "{}",
+        stored.both()
+    );
+    // Put again through the copy's store, it loads.
+    let put = copy.run(&["artifact", "put", "greeting", "--id", "team/greeting"]);
+    assert_eq!(put.code, 0, "{}", put.both());
+    let stored = copy.run(&["task", "run", "team/hello", "-q"]);
+    assert_eq!(stored.code, 0, "{}", stored.both());
 }
 
 /// The one file named `name` under `dir` whose path holds `part`.
