@@ -310,6 +310,40 @@ fn a_failing_check_is_rolled_back_byte_for_byte_unless_kept() {
         .is_file());
 }
 
+/// A plugin that does not answer its check names, in the check's line and in the problem below it,
+/// the installed copy that was started; the note after them names the folder that was added.
+#[test]
+fn a_plugin_that_hangs_at_its_check_is_named_where_it_was_started() {
+    let mut sb = Sandbox::new();
+    sb.set("AGENT_ENV_PLUGIN_HANDSHAKE_TIMEOUT", "1");
+    let src = edited_folder_plugin(&sb, "work/fp", |m, _| {
+        (m.to_string(), "#!/bin/sh\n# Reads every request and answers none (shell built-ins only).\nwhile IFS= read -r line; do :; done\n".to_string())
+    });
+    let (code, out, err) = output(&sb, &["plugin", "add", src.to_str().unwrap(), "-y"]);
+    assert_eq!(code, 1, "{out}{err}");
+    let installed = sb.plugins_dir().join("agentenv-folder-demo");
+    let started = format!(
+        "plugin agentenv-folder-demo ({}/plugin.sh) did not answer initialize within 1 s",
+        installed.display()
+    );
+    assert!(out.contains(&started), "{out}");
+    let problem = err
+        .lines()
+        .find(|l| l.starts_with("problem: "))
+        .unwrap_or_default();
+    assert!(problem.contains(&started), "{err}");
+    assert!(!problem.contains(&src.display().to_string()), "{err}");
+    assert!(
+        err.contains(&format!(
+            "note: {} above is the installed copy of {}, which is removed now; make the change in {} and add it again",
+            installed.display(),
+            src.display(),
+            src.display()
+        )),
+        "{err}"
+    );
+}
+
 /// A tmpfs mounted at a folder while it lives.
 struct Mounted(PathBuf);
 
