@@ -49,9 +49,23 @@ fn plugin_add_refuses_an_argument_that_names_a_file_beside_the_manifest() {
     // From the plugin's own folder the file is there, so only the rule refuses it.
     let added = run_in(&s, &folder, &["plugin", "add", ".", "-y"]);
     assert_eq!(added.code, 1, "{}", added.both());
-    // Said of the folder it was added from, where the manifest is to be fixed.
-    let source = folder.join("agent-env-plugin.toml");
-    assert!(added.stderr.contains(&reason(&source)), "{}", added.both());
+    // Said of the installed copy the check started, and the note after it names the folder it
+    // was added from, where the manifest is to be fixed.
+    assert!(
+        added.stderr.contains(&reason(&installed)),
+        "{}",
+        added.both()
+    );
+    assert!(
+        added.stderr.contains(&format!(
+            "note: {} above is the installed copy of {}, which is removed now; make the change in {} and add it again",
+            installed.parent().unwrap().display(),
+            folder.display(),
+            folder.display()
+        )),
+        "{}",
+        added.both()
+    );
     assert!(!installed.exists(), "rolled back: {}", added.both());
 
     let json = run_in(&s, &folder, &["plugin", "add", ".", "-y", "--json"]);
@@ -59,7 +73,7 @@ fn plugin_add_refuses_an_argument_that_names_a_file_beside_the_manifest() {
     let doc: serde_json::Value = serde_json::from_str(&json.stdout).unwrap();
     assert_eq!(doc["outcome"], "rolled_back", "{doc}");
     assert!(
-        doc["error"].as_str().unwrap().contains(&reason(&source)),
+        doc["error"].as_str().unwrap().contains(&reason(&installed)),
         "{doc}"
     );
     assert!(!installed.exists());
