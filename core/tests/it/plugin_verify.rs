@@ -907,3 +907,87 @@ fn an_argument_that_works_only_from_the_manifests_folder_is_warned_about() {
         "{err}"
     );
 }
+
+/// A plugin written by hand in shell, as a plugin author reading the protocol page writes one: it
+/// answers a line that is not JSON with -32700 and a JSON array with -32600, as §8 gives them.
+/// `--codes same` answers both with -32700; `--stray-line` prints a line on stdout before it answers
+/// `shutdown` (which only the whole-session run sends);
+/// `--speaks 2-3` refuses the handshake saying it speaks protocol 2-3.
+fn by_hand(args: &str) -> Sandbox {
+    let mut sb = Sandbox::new();
+    let result = r#"{"protocol":1,"plugin":{"name":"agentenv-by-hand","version":"1.0"},"contributions":[],"stores":[]}"#;
+    let script = sb.script(
+        "by-hand.sh",
+        &format!(
+            r#"if [ "$AGENT_ENV_PLUGIN" != 1 ]; then echo "by-hand is an agent-env plugin" >&2; exit 2; fi
+codes=own; speaks=1; stray=0
+while [ $# -gt 0 ]; do
+  case "$1" in
+    --codes) codes=$2; shift ;;
+    --speaks) speaks=$2; shift ;;
+    --stray-line) stray=1 ;;
+  esac
+  shift
+done
+array=-32600; [ "$codes" = same ] && array=-32700
+while IFS= read -r line; do
+  case "$line" in
+    '['*']') printf '{{"jsonrpc":"2.0","id":null,"error":{{"code":%s,"message":"not a request"}}}}\n' "$array"; continue ;;
+    '{{'*'}}') ;;
+    *) printf '{{"jsonrpc":"2.0","id":null,"error":{{"code":-32700,"message":"not JSON"}}}}\n'; continue ;;
+  esac
+  case "$line" in *'"method":"$/'*) continue ;; esac
+  rest=${{line#*\"id\":}}
+  id=${{rest%%[!0-9]*}}
+  case "$line" in
+    *'"method":"initialize"'*)
+      if [ "$speaks" = 1 ]; then printf '{{"jsonrpc":"2.0","id":%s,"result":%s}}\n' "$id" '{result}'
+      else printf '{{"jsonrpc":"2.0","id":%s,"error":{{"code":-32010,"message":"no protocol in common","data":{{"kind":"protocol-mismatch","supported":{{"min":%s,"max":%s}},"requested":{{"min":1,"max":1}}}}}}}}\n' "$id" "${{speaks%-*}}" "${{speaks#*-}}"; fi ;;
+    *'"method":"shutdown"'*) [ "$stray" = 1 ] && echo "by-hand: closing down"; printf '{{"jsonrpc":"2.0","id":%s,"result":null}}\n' "$id" ;;
+    *) printf '{{"jsonrpc":"2.0","id":%s,"error":{{"code":-32601,"message":"no such method"}}}}\n' "$id" ;;
+  esac
+done
+"#
+        ),
+    );
+    let exec = format!("[\"/bin/sh\", \"{}\"{args}]", script.display());
+    sb.plugin_dir_manifest("by-hand", &plugin_table("agentenv-by-hand", "1.0", &exec));
+    sb.set("AGENT_ENV_PLUGIN_HANDSHAKE_TIMEOUT", "3")
+        .set("AGENT_ENV_PLUGIN_CALL_TIMEOUT", "3");
+    sb
+}
+
+fn finding<'a>(doc: &'a Value, check: &str) -> &'a Value {
+    doc["findings"]
+        .as_array()
+        .expect("findings")
+        .iter()
+        .find(|f| f["check"] == check)
+        .unwrap_or_else(|| panic!("no finding {check} in {doc:#}"))
+}
+
+/// Each line `unparsable-request` sends is told with the code it got, held to the one §8 gives it:
+/// the right ones pass, and -32700 for the JSON array is a warning naming -32600.
+#[test]
+fn each_unparsable_line_is_told_with_its_own_code_against_the_one_it_gets() {
+    let doc = by_hand("").json(&["plugin", "verify", "agentenv-by-hand", "--json"], 0);
+    let unparsable = finding(&doc, "unparsable-request");
+    assert_eq!(unparsable["status"], "passed", "{doc:#}");
+    assert_eq!(
+        unparsable["message"],
+        "kept answering after a cut-off request and a JSON array (the cut-off request got error -32700, the JSON array got error -32600)"
+    );
+
+    let doc = by_hand(", \"--codes\", \"same\"")
+        .json(&["plugin", "verify", "agentenv-by-hand", "--json"], 0);
+    let unparsable = finding(&doc, "unparsable-request");
+    assert_eq!(unparsable["status"], "warned", "{doc:#}");
+    let said = unparsable["message"].as_str().unwrap();
+    assert!(
+        said.starts_with(
+            "kept answering after a cut-off request and a JSON array, but the JSON array got error -32700 (not a request) where it gets -32600 (invalid-request); \
+             a plugin answers a line that is not JSON with error -32700 (parse-error) and JSON that is not a request with error -32600 (invalid-request)"
+        ),
+        "{said}"
+    );
+}
