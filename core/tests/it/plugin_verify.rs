@@ -991,3 +991,16 @@ fn each_unparsable_line_is_told_with_its_own_code_against_the_one_it_gets() {
         "{said}"
     );
 }
+
+/// One line on stdout is one line that is not a protocol message, not "1 line … not protocol messages".
+#[test]
+fn one_stray_line_on_stdout_is_said_in_the_singular() {
+    let doc =
+        by_hand(", \"--stray-line\"").json(&["plugin", "verify", "agentenv-by-hand", "--json"], 1);
+    assert_eq!(
+        message(&doc, "stdout-clean"),
+        "wrote 1 line on stdout that is not a protocol message: 'by-hand: closing down'; stdout carries protocol messages \
+         only (point fd 1 at stderr, as the SDKs' serve does; with an SDK, look for output written before serve is called, \
+         at import or in an init function)"
+    );
+}

@@ -8,7 +8,7 @@
 use std::time::{Duration, Instant};
 
 use super::conversation::Conversation;
-use super::wording::{plural, quoting_stderr, tail_note};
+use super::wording::{count, quoting_stderr, tail_note};
 use super::{Check, Finding, Kit, TAIL_LINES};
 use crate::descendants::Descendant;
 use crate::exit::Ended;
@@ -139,11 +139,15 @@ impl Kit<'_> {
             Finding::failed(
                 check,
                 format!(
-                    "wrote {lines} line{} on stdout that {} not protocol messages, the first: '{}'; stdout \
+                    "wrote {} on stdout that {}: '{}'; stdout \
                      carries protocol messages only (point fd 1 at stderr, as the SDKs' serve does; with an SDK, look for \
                      output written before serve is called, at import or in an init function)",
-                    plural(*lines),
-                    if *lines == 1 { "is" } else { "are" },
+                    count(*lines, "line"),
+                    if *lines == 1 {
+                        "is not a protocol message"
+                    } else {
+                        "are not protocol messages, the first"
+                    },
                     samples.first().map(String::as_str).unwrap_or("")
                 ),
             )
