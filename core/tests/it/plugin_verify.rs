@@ -1004,3 +1004,24 @@ fn one_stray_line_on_stdout_is_said_in_the_singular() {
          at import or in an init function)"
     );
 }
+
+/// A manifest saying protocol 1 of a process that refuses the handshake saying it speaks 2-3: the
+/// manifest check fails saying the two disagree and which to fix, where it was skipped.
+#[test]
+fn a_process_speaking_another_protocol_than_its_manifest_says_fails_the_manifest_check() {
+    let doc = by_hand(", \"--speaks\", \"2-3\"")
+        .json(&["plugin", "verify", "agentenv-by-hand", "--json"], 1);
+    assert_eq!(
+        failed(&doc),
+        BTreeSet::from(["initialize".to_string(), "manifest".to_string()]),
+        "{doc:#}"
+    );
+    let said = message(&doc, "manifest");
+    assert!(
+        said.starts_with(
+            "[plugin] protocol: the manifest says the plugin speaks protocol 1, but its process answered initialize that it speaks 2-3; \
+             agent-env speaks 1 and goes by the manifest, so fix the plugin: make it speak protocol 1"
+        ),
+        "{said}"
+    );
+}

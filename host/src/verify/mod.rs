@@ -21,6 +21,7 @@ mod endings;
 mod finding;
 mod mid_session;
 mod session;
+mod spoken_protocol;
 mod step;
 mod step_timeout;
 mod wording;
@@ -184,12 +185,25 @@ impl Kit<'_> {
 
     /// `initialize`, checked. `None` (with the reason) when it did not give a valid answer.
     fn initialize(&self, run: &mut Conversation) -> Result<InitializeResult, String> {
+        self.initialize_telling_protocol(run)
+            .map_err(|(why, _)| why)
+    }
+
+    /// As [`Self::initialize`], and when the plugin refused the handshake over the protocol, where
+    /// the range its process says it speaks disagrees with its manifest's (a sentence).
+    fn initialize_telling_protocol(
+        &self,
+        run: &mut Conversation,
+    ) -> Result<InitializeResult, (String, Option<String>)> {
         let exchange = run.call(
             INITIALIZE,
             self.initialize_params(),
             self.config.handshake_timeout,
         );
+        let disagreement = spoken_protocol::refused_with(&exchange.answer)
+            .and_then(|spoken| spoken_protocol::disagreement(&self.spec.manifest_path, spoken));
         self.initialize_result(exchange.answer)
+            .map_err(|why| (why, disagreement))
     }
 
     /// The params of `initialize`, as the host sends them.

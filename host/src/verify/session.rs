@@ -37,12 +37,21 @@ impl Kit<'_> {
                 return;
             }
         };
-        let handshake = match self.initialize(&mut run) {
+        let handshake = match self.initialize_telling_protocol(&mut run) {
             Ok(handshake) => handshake,
-            Err(why) => {
+            Err((why, disagreement)) => {
                 let finding = quoting_stderr(&run, Finding::failed(Check::Initialize, why));
                 self.findings.push(finding);
-                self.skip_all(&later, "initialize failed");
+                // What the process says it speaks is enough to hold its manifest to.
+                let not_taken = match disagreement {
+                    Some(problem) => {
+                        self.findings
+                            .push(Finding::failed(Check::Manifest, problem));
+                        &later[1..]
+                    }
+                    None => &later[..],
+                };
+                self.skip_all(not_taken, "initialize failed");
                 self.end_run(&mut run, &[]);
                 return;
             }
