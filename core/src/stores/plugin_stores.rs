@@ -21,7 +21,7 @@ use std::sync::{Arc, Mutex, MutexGuard};
 
 use agent_env_protocol::manifest::Manifest;
 use agent_env_protocol::message::RpcError;
-use agent_env_protocol::methods::{StoreOpenParams, StoreOpenResult, STORE_OPEN};
+use agent_env_protocol::methods::{StoreInfo, StoreOpenParams, StoreOpenResult, STORE_OPEN};
 use agent_env_protocol::names::canonical_name;
 use serde_json::{Map, Value};
 
@@ -187,6 +187,7 @@ impl PluginStoreFactory for HostPluginStores {
             host: self.host.clone(),
             spec,
             class: class.to_string(),
+            config: config.clone(),
             open,
             services: Arc::new(StoreCallServices {
                 output: self.output.clone(),
@@ -199,6 +200,46 @@ impl PluginStoreFactory for HostPluginStores {
         transport.opened()?;
         Ok(Arc::new(transport))
     }
+}
+
+/// The config table of a store of the class `info` describes (the plugin's `initialize` answer),
+/// held to the keys it declares as a store class of the Rust SDK holds it before it opens, in its
+/// words: when the class lists its `config_keys`, the first key not among them, else the first key
+/// of `required_keys` missing, is a config error naming the table, the key and the store
+/// (`<package>:<Class>`). So a plugin written by hand, which may not check its own table, gets the
+/// checks an SDK's store gets; a class that lists no `config_keys` has only its required keys checked.
+fn check_declared_keys(
+    info: &StoreInfo,
+    package: &str,
+    kind: StoreKind,
+    config: &ConfigTable,
+) -> StoreResult<()> {
+    let store = format!("'{package}:{}'", info.class);
+    let takes = match info.config_keys.is_empty() {
+        true => "it declares no config_keys".to_string(),
+        false => format!("it takes {}", info.config_keys.join(", ")),
+    };
+    let mut unknown: Vec<&String> = config
+        .keys()
+        .filter(|k| !info.config_keys.is_empty() && !info.config_keys.contains(k))
+        .collect();
+    unknown.sort();
+    let problem = if let Some(key) = unknown.first() {
+        let meant =
+            crate::similar::best_match(key, info.config_keys.iter().map(String::as_str), 0.75)
+                .map(|close| format!("; did you mean '{close}' for '{key}'?"))
+                .unwrap_or_default();
+        format!("has unknown key '{key}'; {takes}{meant}")
+    } else if let Some(missing) = info.required_keys.iter().find(|k| !config.contains_key(*k)) {
+        format!("lacks the required key '{missing}'; {takes}")
+    } else {
+        return Ok(());
+    };
+    Err(StoreError::Config(format!(
+        "[stores.{kind}.config] The config table for {store} {problem} (the keys the plugin {package} \
+         declares for {} in its initialize answer)",
+        info.class
+    )))
 }
 
 /// A refusal of a named kind to `store.open` (the plugin's own words about its settings, such as
@@ -337,6 +378,8 @@ struct ProcessTransport {
     host: Arc<PluginHost>,
     spec: SpawnSpec,
     class: String,
+    /// The store's config table, held to the keys the class declares before each `store.open`.
+    config: ConfigTable,
     /// The `store.open` params, sent again to each new process.
     open: Value,
     services: Arc<StoreCallServices>,
@@ -364,8 +407,17 @@ impl ProcessTransport {
         Ok(fresh)
     }
 
-    /// Sends `store.open` to `process`; the handle it answers.
+    /// Sends `store.open` to `process`, once the config table keeps to the keys the class declares
+    /// in the process's `initialize` answer; the handle it answers.
     fn open_in(&self, process: &PluginProcess) -> StoreResult<String> {
+        let declared = process
+            .handshake()
+            .stores
+            .iter()
+            .find(|info| info.class == self.class);
+        if let Some(info) = declared {
+            check_declared_keys(info, &self.spec.package, self.kind, &self.config)?;
+        }
         let answer = self
             .send(process, STORE_OPEN, self.open.clone())
             .map_err(|e| refused_open(&self.spec.package, self.kind, &self.class, e))?;
@@ -442,6 +494,50 @@ impl StoreTransport for ProcessTransport {
 mod tests {
     use super::*;
     use agent_env_protocol::codes::ErrorKind;
+
+    fn class(config_keys: &[&str], required_keys: &[&str]) -> StoreInfo {
+        StoreInfo {
+            class: "Qa".into(),
+            kind: "object".into(),
+            config_keys: config_keys.iter().map(|k| k.to_string()).collect(),
+            required_keys: required_keys.iter().map(|k| k.to_string()).collect(),
+        }
+    }
+
+    fn table(keys: &[&str]) -> ConfigTable {
+        keys.iter()
+            .map(|k| (k.to_string(), Value::from("v")))
+            .collect()
+    }
+
+    fn declared(info: &StoreInfo, keys: &[&str]) -> Result<(), String> {
+        check_declared_keys(info, "agentenv-qa", StoreKind::Object, &table(keys))
+            .map_err(|e| e.to_string())
+    }
+
+    #[test]
+    fn a_table_is_held_to_the_keys_its_class_declares_in_the_sdks_words() {
+        let both = class(&["root", "bucket"], &["root"]);
+        assert_eq!(declared(&both, &["root", "bucket"]), Ok(()));
+        assert_eq!(
+            declared(&both, &["bucket"]),
+            Err("[stores.object.config] The config table for 'agentenv-qa:Qa' lacks the required key 'root'; \
+                 it takes root, bucket (the keys the plugin agentenv-qa declares for Qa in its initialize answer)"
+                .into())
+        );
+        // An unknown key is said first, as the SDK says it, with the key it is close to.
+        let said = declared(&both, &["buckt"]).unwrap_err();
+        assert!(
+            said.contains("has unknown key 'buckt'; it takes root, bucket; did you mean 'bucket' for 'buckt'?"),
+            "{said}"
+        );
+        // A class that lists no config_keys has its required keys checked, and any other key passes.
+        let required_only = class(&[], &["root"]);
+        assert_eq!(declared(&required_only, &["root", "anything"]), Ok(()));
+        assert!(declared(&required_only, &["anything"])
+            .unwrap_err()
+            .contains("lacks the required key 'root'; it declares no config_keys"));
+    }
 
     fn refused(answer: RpcError) -> HostError {
         HostError::PluginError {

@@ -195,3 +195,100 @@ fn a_store_check_stopped_by_a_signal_skips_the_rest_and_exits_130() {
         "{stderr}"
     );
 }
+
+/// A store plugin written by hand in `sh` that declares `config_keys` ["root", "bucket"] and
+/// `required_keys` ["root"] in its `initialize` answer and opens whatever table it is given, as a
+/// plugin that does not check its own table does; its config table is `config`.
+fn by_hand_store(dir: &std::path::Path, config: &str) -> std::path::PathBuf {
+    let plugins = dir.join("data/agent-env/plugins");
+    let script = dir.join("qa-store.sh");
+    std::fs::write(
+        &script,
+        r#"#!/bin/sh
+while IFS= read -r line; do
+  rest=${line#*\"id\":}
+  id=${rest%%[!0-9]*}
+  [ -n "$id" ] || continue
+  case "$line" in
+    *'"method":"initialize"'*) printf '{"jsonrpc":"2.0","id":%s,"result":{"protocol":1,"plugin":{"name":"agentenv-qa","version":"1"},"contributions":[],"stores":[{"class":"QaStore","kind":"object","config_keys":["root","bucket"],"required_keys":["root"]}]}}\n' "$id" ;;
+    *'"method":"store.open"'*) printf '{"jsonrpc":"2.0","id":%s,"result":{"handle":"h1"}}\n' "$id" ;;
+    *'"method":"shutdown"'*) printf '{"jsonrpc":"2.0","id":%s,"result":null}\n' "$id" ;;
+    *) printf '{"jsonrpc":"2.0","id":%s,"error":{"code":-32603,"message":"not here"}}\n' "$id" ;;
+  esac
+done
+"#,
+    )
+    .unwrap();
+    std::fs::create_dir_all(plugins.join("qa")).unwrap();
+    std::fs::write(
+        plugins.join("qa/agent-env-plugin.toml"),
+        format!(
+            "[plugin]\nname = \"agentenv-qa\"\nversion = \"1\"\nexec = [\"/bin/sh\", \"{}\"]\nprotocol = [1, 1]\n\n[provides.stores]\nQaStore = \"object\"\n",
+            script.display()
+        ),
+    )
+    .unwrap();
+    let work = dir.join("work");
+    std::fs::create_dir_all(work.join(".agentenv")).unwrap();
+    std::fs::write(
+        work.join(".agentenv/config.toml"),
+        format!("[stores.object]\nimpl = \"agentenv-qa:QaStore\"\nconfig = {config}\n"),
+    )
+    .unwrap();
+    work
+}
+
+fn run_in(dir: &std::path::Path, work: &std::path::Path, args: &[&str]) -> (Option<i32>, String) {
+    let mut cmd = Command::new(AGENT_ENV);
+    cmd.env_clear();
+    let out = IsolatedDirs {
+        home: dir.join("home"),
+        xdg_data: dir.join("data"),
+        xdg_state: dir.join("state"),
+        xdg_config: dir.join("home/.config"),
+        plugins: dir.join("data/agent-env/plugins"),
+    }
+    .apply(&mut cmd)
+    .args(args)
+    .current_dir(work)
+    .env("PATH", "/usr/bin:/bin")
+    .output()
+    .unwrap();
+    (
+        out.status.code(),
+        format!(
+            "{}{}",
+            String::from_utf8_lossy(&out.stdout),
+            String::from_utf8_lossy(&out.stderr)
+        ),
+    )
+}
+
+/// The keys a hand-written plugin declares for its store class in `initialize` are held to by the
+/// host, as an SDK's store class holds them (in its words): a required key missing and a key it does not take are
+/// config errors naming the table, the key and the store, from `store check` and `config check`
+/// alike, though the plugin itself would open the store.
+#[test]
+fn the_keys_a_plugin_store_class_declares_are_checked_by_the_host() {
+    let dir = tempfile::tempdir().unwrap();
+    let work = by_hand_store(dir.path(), "{ bucket = \"qa\" }");
+    let missing = "[stores.object.config] The config table for 'agentenv-qa:QaStore' lacks the required key 'root'; it takes root, bucket (the keys the plugin agentenv-qa declares for QaStore in its initialize answer)";
+    for args in [&["store", "check", "object"][..], &["config", "check"][..]] {
+        let (code, out) = run_in(dir.path(), &work, args);
+        assert_eq!(code, Some(1), "{args:?}: {out}");
+        assert!(out.contains(missing), "{args:?}: {out}");
+    }
+
+    let work = by_hand_store(dir.path(), "{ root = \"/r\", buckt = \"qa\" }");
+    let (code, out) = run_in(dir.path(), &work, &["config", "check"]);
+    assert_eq!(code, Some(1), "{out}");
+    assert!(
+        out.contains("[stores.object.config] The config table for 'agentenv-qa:QaStore' has unknown key 'buckt'; it takes root, bucket; did you mean 'bucket' for 'buckt'?"),
+        "{out}"
+    );
+
+    // A table that keeps to them opens.
+    let work = by_hand_store(dir.path(), "{ root = \"/r\", bucket = \"qa\" }");
+    let (code, out) = run_in(dir.path(), &work, &["config", "check"]);
+    assert_eq!(code, Some(0), "{out}");
+}
