@@ -726,7 +726,7 @@ fn a_python_module_path_impl_is_said_to_be_a_python_store_class() {
 }
 
 #[test]
-fn a_plugin_store_is_opened_in_its_plugin_which_checks_its_keys() {
+fn a_plugin_stores_keys_are_held_to_those_its_class_declares() {
     let p = Project::new(
         "[stores.object]\nimpl = \"agentenv_fixture_works:MemoryObjectStore\"\nconfig = { root = \"/x\" }\n",
     );
@@ -735,8 +735,8 @@ fn a_plugin_store_is_opened_in_its_plugin_which_checks_its_keys() {
     assert_eq!(code, 0, "{json}");
     assert_eq!(json["notes"], serde_json::json!([]));
     for (config, message) in [
-        ("{ bucket = \"b\" }", "the plugin agentenv-fixture-works refused to open its object store with the settings in [stores.object]: The config table for 'agentenv-fixture-works:MemoryObjectStore' lacks the required key 'root'; it takes root, bucket"),
-        ("{ root = \"/x\", colour = 1 }", "the plugin agentenv-fixture-works refused to open its object store with the settings in [stores.object]: The config table for 'agentenv-fixture-works:MemoryObjectStore' has unknown key 'colour'; it takes root, bucket"),
+        ("{ bucket = \"b\" }", "[stores.object.config] The config table for 'agentenv-fixture-works:MemoryObjectStore' lacks the required key 'root'; it takes root, bucket (the keys the plugin agentenv-fixture-works declares for MemoryObjectStore in its initialize answer)"),
+        ("{ root = \"/x\", colour = 1 }", "[stores.object.config] The config table for 'agentenv-fixture-works:MemoryObjectStore' has unknown key 'colour'; it takes root, bucket (the keys the plugin agentenv-fixture-works declares for MemoryObjectStore in its initialize answer)"),
     ] {
         std::fs::write(
             p.root.join(".agentenv/config.toml"),
