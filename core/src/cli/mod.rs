@@ -110,6 +110,11 @@ pub fn main() -> i32 {
     for warning in session.take_plugin_warnings() {
         term.warn(warning);
     }
+    // An XDG base-directory variable set to a relative path is ignored, as the spec says: a job that
+    // set one would otherwise not learn where its state went.
+    for warning in session.paths().ignored_relative_vars() {
+        term.warn(warning);
+    }
     let code = match result {
         Ok(code) => code,
         Err(failure) => {

@@ -153,3 +153,27 @@ fn find_file(dir: &std::path::Path, name: &str, part: &str) -> std::path::PathBu
     assert_eq!(found.len(), 1, "{found:?}");
     found.remove(0)
 }
+
+/// XDG_STATE_HOME set to a relative path is ignored, as the XDG spec says, and said: the run's state
+/// goes under the home folder, and a warning names the variable, its value and the folder used.
+#[test]
+fn a_relative_xdg_state_home_is_ignored_and_said() {
+    let s = Sandboxed::new();
+    let out = s
+        .command(&["run", "hello"])
+        .env("XDG_STATE_HOME", "relstate")
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(0), "{stderr}");
+    let used = s.home().join(".local/state");
+    assert!(
+        stderr.contains(&format!(
+            "XDG_STATE_HOME is 'relstate', a relative path, which the XDG spec says to ignore: using {}; set it to an absolute path",
+            used.display()
+        )),
+        "{stderr}"
+    );
+    assert!(used.join("agent-env/document_store/local.db").exists());
+    assert!(!s.home().join("relstate").exists());
+}
