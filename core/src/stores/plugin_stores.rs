@@ -395,13 +395,24 @@ impl ProcessTransport {
     /// was already.
     fn opened(&self) -> StoreResult<Opened> {
         let process = self.host.connect(&self.spec).map_err(from_host_error)?;
-        let mut opened = lock(&self.opened);
-        if let Some(current) = opened.as_ref() {
-            if Arc::ptr_eq(&current.process, &process) {
-                return Ok(current.clone());
-            }
+        let in_process = |opened: &Option<Opened>| {
+            opened
+                .as_ref()
+                .filter(|current| Arc::ptr_eq(&current.process, &process))
+                .cloned()
+        };
+        if let Some(current) = in_process(&lock(&self.opened)) {
+            return Ok(current);
         }
+        // Not under the lock: while the host waits for the answer it answers the plugin's own
+        // requests on this thread, and one of them may be a call to this very store.
         let handle = self.open_in(&process)?;
+        let mut opened = lock(&self.opened);
+        if let Some(current) = in_process(&opened) {
+            // Opened meanwhile by another call, whose handle is kept; the one just opened is left
+            // unused (the plugin closes its stores when it stops).
+            return Ok(current);
+        }
         let fresh = Opened { process, handle };
         *opened = Some(fresh.clone());
         Ok(fresh)
