@@ -1,6 +1,7 @@
 //! What `agent-env plugin show` prints about a plugin process: how it was started, what it answered,
 //! how long that took, what it wrote, how it ended.
 
+use agent_env_protocol::peer::classify;
 use serde::Serialize;
 
 /// A failure, as a diagnosis records it.
@@ -66,6 +67,14 @@ pub struct Diagnosis {
 /// The warning for a plugin that wrote `count` lines to stdout that are not protocol messages, the
 /// first being `first`: what every command that started it says once.
 pub fn noise_warning(package: &str, count: u64, first: &str) -> String {
+    // A message gone wrong (its id null, no "jsonrpc"...) is no log line: told its defect.
+    if let Some(malformed) = classify(first.as_bytes()) {
+        return format!(
+            "plugin {package} wrote {count} line(s) to stdout that are not protocol messages (first: '{first}', meant as one: {}); \
+             `agent-env plugin show {package}` lists them",
+            malformed.defect
+        );
+    }
     format!(
         "plugin {package} wrote {count} line(s) to stdout that are not protocol messages (first: '{first}'); \
          stdout is the protocol's, so write logs to stderr; `agent-env plugin show {package}` lists them"

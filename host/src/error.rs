@@ -7,6 +7,7 @@ use std::time::Duration;
 
 use agent_env_protocol::codes::ErrorKind;
 use agent_env_protocol::message::RpcError;
+use agent_env_protocol::peer::classify;
 use serde::Serialize;
 
 /// Who failed: enough to name the plugin in a message and to show what it last said.
@@ -104,7 +105,7 @@ pub enum HostError {
     },
 
     /// `handshake-failed`: its answer to `initialize` is not a valid one.
-    #[error("plugin {} ({}) gave a bad answer to initialize: {reason}{}", .ctx.package, .ctx.executable, suffix(.ctx))]
+    #[error("plugin {} ({}) gave a bad answer to initialize: {reason}{}", .ctx.package, .ctx.executable, suffix_beside(.ctx, reason))]
     HandshakeFailed {
         /// Who failed.
         ctx: Box<FailureContext>,
@@ -134,6 +135,18 @@ pub enum HostError {
         ended: String,
         /// The method of the call.
         method: String,
+    },
+
+    /// `bad-answer`: a call's answer came as a line meant as a message that is none (its id null,
+    /// no `"jsonrpc":"2.0"`, a batch...); the call failed at once.
+    #[error("plugin {} ({}) gave a bad answer to {method}: {detail}{}", .ctx.package, .ctx.executable, suffix_beside(.ctx, detail))]
+    BadAnswer {
+        /// Who failed.
+        ctx: Box<FailureContext>,
+        /// The method of the call.
+        method: String,
+        /// What is wrong with the answer, and the line.
+        detail: String,
     },
 
     /// `call-timeout`: a call got no answer in time and was cancelled.
@@ -251,6 +264,7 @@ macro_rules! failure_context {
             | HostError::HandshakeFailed { ctx, .. }
             | HostError::ProtocolMismatch { ctx, .. }
             | HostError::Crashed { ctx, .. }
+            | HostError::BadAnswer { ctx, .. }
             | HostError::CallTimeout { ctx, .. }
             | HostError::CrashLoop { ctx, .. }
             | HostError::PluginError { ctx, .. }
@@ -276,6 +290,7 @@ impl HostError {
             HostError::HandshakeFailed { .. } => "handshake-failed",
             HostError::ProtocolMismatch { .. } => "protocol-mismatch",
             HostError::Crashed { .. } => "crashed",
+            HostError::BadAnswer { .. } => "bad-answer",
             HostError::CallTimeout { .. } => "call-timeout",
             HostError::CrashLoop { .. } => "crash-loop",
             HostError::PluginError { .. } => "plugin-error",
@@ -397,13 +412,34 @@ fn start_suffix(ctx: &FailureContext, command_mode: bool) -> String {
     format!("; {}{said}", crate::spawn::command_mode_contract())
 }
 
-/// What the plugin said: the noise it wrote to stdout and the tail of its stderr.
+/// [`suffix`], leaving out the noise `said` already quotes (a malformed answer a message shows).
+fn suffix_beside(ctx: &FailureContext, said: &str) -> String {
+    match &ctx.noise_sample {
+        Some(noise) if !noise.is_empty() && said.contains(noise.as_str()) => {
+            let quiet = FailureContext {
+                noise_sample: None,
+                ..ctx.clone()
+            };
+            suffix(&quiet)
+        }
+        _ => suffix(ctx),
+    }
+}
+
+/// What the plugin said: the noise it wrote to stdout (a line meant as a message is told its
+/// defect) and the tail of its stderr.
 fn suffix(ctx: &FailureContext) -> String {
     let mut out = String::new();
     if let Some(noise) = &ctx.noise_sample {
-        out.push_str(&format!(
-            "; it wrote non-protocol output to stdout (first: '{noise}')"
-        ));
+        match classify(noise.as_bytes()) {
+            Some(malformed) => out.push_str(&format!(
+                "; it wrote a line to stdout that is no valid message, '{noise}': {}",
+                malformed.defect
+            )),
+            None => out.push_str(&format!(
+                "; it wrote non-protocol output to stdout (first: '{noise}')"
+            )),
+        }
     }
     // The first line stands alone (a run's step line shows only it); the lines before the last follow.
     match ctx.stderr_tail.as_slice() {
@@ -444,15 +480,25 @@ fn timeout_advice(
     waited_on: Option<&(String, Duration)>,
     ctx: &FailureContext,
 ) -> String {
-    let swallowed = ctx
+    // A message after other text on one line: one the plugin began and did not end swallowed it. A
+    // line that is a message gone wrong (its id null, no "jsonrpc"...) is told its defect instead,
+    // by the message's end.
+    let malformed = ctx
         .noise_sample
         .as_ref()
-        .is_some_and(|line| line.contains("\"jsonrpc\""));
+        .is_some_and(|line| classify(line.as_bytes()).is_some());
+    let swallowed = !malformed
+        && ctx
+            .noise_sample
+            .as_ref()
+            .and_then(|line| line.find("{\"jsonrpc\""))
+            .is_some_and(|at| at > 0);
     match waited_on {
         _ if ctx.unsent_answer_id.is_some() => format!(
             "the call was cancelled. The plugin answered id {}, which agent-env never sent: an answer must carry the id of the request it answers",
             ctx.unsent_answer_id.as_deref().unwrap_or_default()
         ),
+        _ if malformed => "the call was cancelled. Its answer may be the line on its stdout that is no valid message: mend what is named next (raise AGENT_ENV_PLUGIN_CALL_TIMEOUT only if it is just slow)".to_string(),
         _ if swallowed => "the call was cancelled. A line the plugin wrote to stdout and did not end swallowed a message written after it: write logs to stderr (raise AGENT_ENV_PLUGIN_CALL_TIMEOUT only if it is just slow)".to_string(),
         Some((method, took)) if *took * 2 >= timeout => format!(
             "the call was cancelled. agent-env spent {} of it answering the plugin's own {method} request, so what that waits on (a store, its server, the network) is what was slow: check it, or lower that store's own timeout below the call's (AGENT_ENV_PLUGIN_CALL_TIMEOUT)",

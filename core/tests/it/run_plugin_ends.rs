@@ -277,3 +277,95 @@ fn a_plugin_steps_common_fields_are_checked_for_typos() {
     assert!(!r.stderr.contains("'words'"), "{}", r.stderr);
     assert!(!r.stderr.contains("timeout_seconds"), "{}", r.stderr);
 }
+
+/// Installs the hand-written plugin `tests/fixture-plugins/python/mangled_replies.py` as
+/// `agentenv-mangled`, mangling its replies as `mode` says, and a bundle `./mangled` with one
+/// step of it.
+fn mangled_plugin(s: &Sandboxed, mode: &str) {
+    let script = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../tests/fixture-plugins/python/mangled_replies.py");
+    s.install_manifest(
+        "mangled",
+        &format!(
+            r#"[plugin]
+name = "agentenv-mangled"
+version = "1.0"
+exec = ["python3", "{}", "{mode}"]
+protocol = [1, 1]
+
+[provides.task_steps]
+mangled = "Mangled"
+"#,
+            script.display()
+        ),
+    );
+    s.write(
+        "mangled/tasks/t.json",
+        r#"[{"id": "go", "type": "mangled"}]"#,
+    );
+}
+
+/// `agent-env run ./mangled -q` against the plugin mangling as `mode`, with long timeouts (so a
+/// failure that came at once did not wait them out), and how long it took.
+fn run_mangled(s: &Sandboxed, mode: &str) -> (Ran, Duration) {
+    mangled_plugin(s, mode);
+    let began = Instant::now();
+    let r = s
+        .command(&["run", "./mangled", "-q"])
+        .env("AGENT_ENV_PLUGIN_HANDSHAKE_TIMEOUT", "30")
+        .env("AGENT_ENV_PLUGIN_CALL_TIMEOUT", "30")
+        .output()
+        .map(Ran::from)
+        .unwrap();
+    (r, began.elapsed())
+}
+
+/// Each reply meant as a message that is none is told its defect, at once: at `initialize` (the
+/// handshake fails then, not after its timeout) and at `execute` (the call fails then), and the
+/// line is quoted once, not also as "non-protocol output".
+#[test]
+fn a_malformed_reply_is_told_its_defect_at_once() {
+    let cases = [
+        (
+            "null-id",
+            "its id is null: an answer must carry the id of the request it answers",
+        ),
+        ("no-jsonrpc", "it lacks \"jsonrpc\":\"2.0\""),
+        (
+            "jsonrpc-1.0",
+            "it says \"jsonrpc\":\"1.0\": every message must say \"jsonrpc\":\"2.0\"",
+        ),
+        (
+            "batch",
+            "the protocol has no batches: send one message per line",
+        ),
+        ("bom", "it starts with a byte order mark"),
+        (
+            "pretty",
+            "a message must be on one line: write compact JSON",
+        ),
+        ("float-id", "its id 1.5 is not an integer or a string"),
+    ];
+    for (defect, said) in cases {
+        for (stage, method) in [("init", "initialize"), ("exec", "execute")] {
+            let s = Sandboxed::new();
+            let (r, took) = run_mangled(&s, &format!("{stage}-{defect}"));
+            let text = r.both();
+            assert_eq!(r.code, 1, "{defect} at {method}: {text}");
+            assert!(
+                text.contains(&format!("gave a bad answer to {method}: its answer '")),
+                "{defect} at {method}: {text}"
+            );
+            assert!(text.contains(said), "{defect} at {method}: {text}");
+            assert!(
+                !text.contains("non-protocol output"),
+                "{defect} at {method}: {text}"
+            );
+            assert!(!text.contains("swallowed"), "{defect} at {method}: {text}");
+            assert!(
+                took < Duration::from_secs(20),
+                "{defect} at {method}: {took:?}"
+            );
+        }
+    }
+}

@@ -189,6 +189,12 @@ impl PluginProcess {
                 method,
                 error,
             },
+            // Its answer was a line meant as a message that is none: said at once, no timeout.
+            error @ CallError::Malformed { .. } => HostError::BadAnswer {
+                ctx: self.ctx(),
+                method,
+                detail: error.to_string(),
+            },
             CallError::Timeout(timeout) => HostError::CallTimeout {
                 ctx: self.ctx(),
                 method,

@@ -19,7 +19,7 @@ use serde_json::Value;
 use super::child::Child;
 use super::describe::failure_context;
 use crate::config::HostConfig;
-use crate::error::{FailureContext, HostError};
+use crate::error::{secs, FailureContext, HostError};
 use crate::spec::SpawnSpec;
 
 /// Checks `answer`, what `child` (started from `spec` as `executable`) said to `initialize`.
@@ -61,13 +61,22 @@ pub(super) fn check_handshake(
                 ),
             });
         }
+        // Its answer came as a line meant as a message that is none: failed at once, naming what
+        // is wrong.
+        Err(e @ CallError::Malformed { .. }) => {
+            return Err(HostError::HandshakeFailed {
+                ctx: ctx(),
+                reason: e.to_string(),
+            });
+        }
         Err(CallError::Timeout(timeout)) => {
             if child.peer.noise().lines > 0 {
+                // What it wrote instead is said once, by the message's end.
                 return Err(HostError::HandshakeFailed {
                     ctx: ctx(),
                     reason: format!(
-                        "it wrote non-protocol output to stdout and no answer within {} s",
-                        timeout.as_secs_f64()
+                        "no answer within {}, only output that is no protocol message",
+                        secs(timeout)
                     ),
                 });
             }

@@ -2,6 +2,7 @@
 
 use std::time::Duration;
 
+use super::malformed::Defect;
 use crate::codes::ErrorKind;
 use crate::message::RpcError;
 
@@ -25,6 +26,15 @@ pub enum CallError {
         /// The maximum, in bytes.
         max: usize,
     },
+    /// The answer came as a line meant as a message that is none (its id null, no
+    /// `"jsonrpc":"2.0"`, a batch...): the call fails at once, saying what is wrong with it.
+    #[error("{}", malformed_answer(.defect, .line.as_deref()))]
+    Malformed {
+        /// What is wrong with the line.
+        defect: Defect,
+        /// Its first bytes (none for a valid message answering under the wrong id).
+        line: Option<String>,
+    },
 }
 
 impl CallError {
@@ -35,6 +45,7 @@ impl CallError {
             CallError::Timeout(_) => Some(ErrorKind::Cancelled),
             CallError::Closed(_) => None,
             CallError::TooLarge { .. } => Some(ErrorKind::MessageTooLarge),
+            CallError::Malformed { .. } => None,
         }
     }
 }
@@ -58,4 +69,12 @@ pub enum CloseReason {
     /// still holds the stream open.
     #[error("{0}")]
     Aborted(String),
+}
+
+/// How a malformed answer reads: the line, when there is one to show, and its defect.
+fn malformed_answer(defect: &Defect, line: Option<&str>) -> String {
+    match line {
+        Some(line) => format!("its answer '{line}' is no valid message: {defect}"),
+        None => defect.to_string(),
+    }
 }

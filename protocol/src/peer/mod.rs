@@ -41,11 +41,13 @@ use crate::methods::{CANCEL_REQUEST, PROGRESS};
 mod config;
 mod errors;
 mod line_reader;
+mod malformed;
 mod noise;
 mod readiness;
 
 pub use config::{PeerConfig, ReaderMode};
 pub use errors::{CallError, CloseReason};
+pub use malformed::{classify, Defect, Malformed};
 pub use noise::{sample_of, NoiseStats, NOISE_SAMPLES_KEPT, NOISE_SAMPLE_BYTES};
 
 use line_reader::{LineRead, LineReader, KEEP_BUFFER_BYTES};
@@ -569,7 +571,10 @@ impl Peer {
                     let step = match Message::decode(line) {
                         Ok(msg) => self.route(msg),
                         Err(DecodeError::NotJson(_)) | Err(DecodeError::NotJsonRpc(_)) => {
-                            self.record_noise(line, false);
+                            match classify(line) {
+                                Some(malformed) => self.malformed(line, malformed),
+                                None => self.record_noise(line, false),
+                            }
                             Step::Routed
                         }
                     };
@@ -687,6 +692,43 @@ impl Peer {
                 message,
             ))));
             drop(state);
+            self.inner.changed.notify_all();
+        }
+    }
+
+    /// A line meant as a message that is none: kept as noise with its defect, and, when it is an
+    /// answer whose call can be told (by its id, or as the one call waiting), that call fails now
+    /// with the defect rather than waiting out its timeout.
+    fn malformed(&self, line: &[u8], malformed: Malformed) {
+        self.record_noise(line, false);
+        let mut state = lock(&self.inner.state);
+        if state.noise.malformed.is_none() {
+            state.noise.malformed = Some((malformed.clone(), sample_of(line)));
+        }
+        if malformed.has_method {
+            return;
+        }
+        let waiting: Vec<&Id> = state
+            .pending
+            .iter()
+            .filter(|(_, reply)| reply.is_none())
+            .map(|(id, _)| id)
+            .collect();
+        let target = match &malformed.id {
+            Some(id) => waiting.into_iter().find(|w| *w == id).cloned(),
+            None if waiting.len() == 1 => waiting.first().map(|w| (*w).clone()),
+            None => None,
+        };
+        let Some(id) = target else { return };
+        if let Some(slot) = state.pending.get_mut(&id) {
+            *slot = Some(Err(CallError::Malformed {
+                defect: malformed.defect,
+                line: Some(sample_of(line)),
+            }));
+        }
+        let wake = state.waiters > 0;
+        drop(state);
+        if wake {
             self.inner.changed.notify_all();
         }
     }

@@ -1,6 +1,7 @@
 //! Lines that are not protocol messages ("noise"): the samples kept of them, and what can still be
 //! read from the head of a message too large to parse.
 
+use super::malformed::Malformed;
 use crate::message::Id;
 
 /// How many bytes of a noise line are kept.
@@ -20,6 +21,8 @@ pub struct NoiseStats {
     /// The first answer whose id this side never sent (not one it gave up waiting for): a peer
     /// that numbers its answers itself instead of echoing the request's id.
     pub unsent_answer_id: Option<Id>,
+    /// The first line meant as a message that is none, and the first bytes of it.
+    pub malformed: Option<(Malformed, String)>,
 }
 
 /// The first bytes of a line, as text.

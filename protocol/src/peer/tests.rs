@@ -288,3 +288,35 @@ fn closing_fails_pending_calls() {
     let err = waiter.join().unwrap().unwrap_err();
     assert_eq!(err, CallError::Closed(CloseReason::Eof));
 }
+
+/// An answer meant for a call but malformed fails that call at once, saying what is wrong: found by
+/// its id, or as the one call waiting when no id can be read.
+#[test]
+fn a_malformed_answer_fails_its_call_at_once() {
+    let cases: [(&str, Defect); 3] = [
+        (r#"{"id":1,"result":{}}"#, Defect::NoVersion),
+        (r#"{"jsonrpc":"2.0","id":null,"result":{}}"#, Defect::NullId),
+        (r#"[{"jsonrpc":"2.0","id":1,"result":{}}]"#, Defect::Batch),
+    ];
+    for (line, expected) in cases {
+        let (host, mut child_write, _child_read) = host_end(
+            Arc::new(NoHandler),
+            PeerConfig {
+                mode: ReaderMode::Callers,
+                ..PeerConfig::default()
+            },
+        );
+        child_write
+            .write_all(format!("{line}\n").as_bytes())
+            .unwrap();
+        let began = std::time::Instant::now();
+        let err = host
+            .call("initialize", json!({}), Some(Duration::from_secs(10)))
+            .unwrap_err();
+        assert!(began.elapsed() < Duration::from_secs(5), "{line}");
+        match err {
+            CallError::Malformed { defect, .. } => assert_eq!(defect, expected, "{line}"),
+            other => panic!("{line}: {other:?}"),
+        }
+    }
+}

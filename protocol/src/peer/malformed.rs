@@ -1,0 +1,246 @@
+//! Lines that are no message but were meant as one: a reply with its id null, without
+//! `"jsonrpc":"2.0"`, wrapped in a batch, behind a byte order mark, pretty-printed over several
+//! lines, or with an id that is neither an integer nor a string. [`classify`] names the defect, so
+//! a message about such a line says what to mend instead of calling it stray output.
+//!
+//! It reads a whole line or only its first bytes (a kept noise sample): where the JSON does not
+//! parse, the defect is read from the text.
+
+use serde_json::{Map, Value};
+
+use crate::message::Id;
+
+/// What is wrong with a line meant as a message.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Defect {
+    /// An answer whose id is null.
+    NullId,
+    /// An answer with no id at all.
+    MissingId,
+    /// No `"jsonrpc"` member.
+    NoVersion,
+    /// A `"jsonrpc"` member other than `"2.0"`, as written.
+    WrongVersion(String),
+    /// A JSON array of messages.
+    Batch,
+    /// The line starts with a UTF-8 byte order mark.
+    ByteOrderMark,
+    /// A message pretty-printed over several lines: this line is one of its pieces.
+    MultiLine,
+    /// An id that is neither an integer nor a string, as written.
+    BadId(String),
+}
+
+impl std::fmt::Display for Defect {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Defect::NullId => f.write_str("its id is null: an answer must carry the id of the request it answers"),
+            Defect::MissingId => f.write_str("it has no id: an answer must carry the id of the request it answers"),
+            Defect::NoVersion => f.write_str("it lacks \"jsonrpc\":\"2.0\": every message must carry it"),
+            Defect::WrongVersion(v) => write!(f, "it says \"jsonrpc\":{v}: every message must say \"jsonrpc\":\"2.0\""),
+            Defect::Batch => f.write_str("it is a batch (a JSON array): the protocol has no batches: send one message per line"),
+            Defect::ByteOrderMark => f.write_str("it starts with a byte order mark: write UTF-8 without one"),
+            Defect::MultiLine => f.write_str("it is a piece of JSON spread over several lines: a message must be on one line: write compact JSON"),
+            Defect::BadId(v) => write!(f, "its id {v} is not an integer or a string"),
+        }
+    }
+}
+
+/// A line meant as a message, and what can be read of it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Malformed {
+    /// What is wrong with it.
+    pub defect: Defect,
+    /// Its id, when one can be read (an integer or a string).
+    pub id: Option<Id>,
+    /// Whether it names a method (a request or a notification), not an answer.
+    pub has_method: bool,
+}
+
+/// Members only a JSON-RPC message has.
+const MESSAGE_KEYS: [&str; 5] = ["jsonrpc", "id", "method", "result", "error"];
+
+/// The defect of `line` (without its newline) when it is no message but reads as one meant to be;
+/// `None` for a valid message and for output that is no attempt at one (a log line).
+pub fn classify(line: &[u8]) -> Option<Malformed> {
+    if let Some(rest) = line.strip_prefix(b"\xEF\xBB\xBF") {
+        let inner = classify(rest);
+        let looks_like_one = inner.is_some() || crate::message::Message::decode(rest).is_ok();
+        return looks_like_one.then(|| Malformed {
+            defect: Defect::ByteOrderMark,
+            id: inner
+                .as_ref()
+                .and_then(|m| m.id.clone())
+                .or_else(|| object_of(rest).and_then(|o| readable_id(&o))),
+            has_method: inner.is_some_and(|m| m.has_method) || sniff(rest, "\"method\""),
+        });
+    }
+    match serde_json::from_slice::<Value>(line) {
+        Ok(Value::Array(items)) => {
+            let first = items.first().and_then(Value::as_object)?;
+            looks_like_message(first).then(|| Malformed {
+                defect: Defect::Batch,
+                id: (items.len() == 1).then(|| readable_id(first)).flatten(),
+                has_method: first.contains_key("method"),
+            })
+        }
+        Ok(Value::Object(obj)) => classify_object(&obj),
+        Ok(_) => None,
+        Err(_) => classify_text(line),
+    }
+}
+
+/// The defect of a JSON object that is no message, if it reads as one meant to be.
+fn classify_object(obj: &Map<String, Value>) -> Option<Malformed> {
+    if !looks_like_message(obj) {
+        return None;
+    }
+    let has_method = obj.contains_key("method");
+    let id = readable_id(obj);
+    let defect =
+        match obj.get("jsonrpc") {
+            None => Defect::NoVersion,
+            Some(Value::String(v)) if v == "2.0" => match obj.get("id") {
+                Some(Value::Null) if !has_method => Defect::NullId,
+                None if !has_method => Defect::MissingId,
+                Some(
+                    v @ (Value::Number(_) | Value::Bool(_) | Value::Array(_) | Value::Object(_)),
+                ) if id.is_none() => Defect::BadId(v.to_string()),
+                _ => return None,
+            },
+            Some(other) => Defect::WrongVersion(other.to_string()),
+        };
+    Some(Malformed {
+        defect,
+        id,
+        has_method,
+    })
+}
+
+/// The defect of a line that is not JSON (a piece of a pretty-printed message, or the first bytes
+/// of a longer line), read from its text.
+fn classify_text(line: &[u8]) -> Option<Malformed> {
+    let text = String::from_utf8_lossy(line);
+    let trimmed = text.trim();
+    let piece = matches!(trimmed, "{" | "[" | "[{")
+        || MESSAGE_KEYS
+            .iter()
+            .any(|key| trimmed.starts_with(&format!("\"{key}\"")) && trimmed.contains(':'));
+    if piece {
+        return Some(Malformed {
+            defect: Defect::MultiLine,
+            id: None,
+            has_method: false,
+        });
+    }
+    // A sample cut short: what its start says.
+    if !(trimmed.starts_with('{') || trimmed.starts_with('[')) || !sniff(line, "\"jsonrpc\"") {
+        if trimmed.starts_with('{') && sniff(line, "\"id\"") && sniff(line, "\"result\"") {
+            return Some(Malformed {
+                defect: Defect::NoVersion,
+                id: None,
+                has_method: false,
+            });
+        }
+        return None;
+    }
+    let compact: String = trimmed.chars().filter(|c| !c.is_whitespace()).collect();
+    let defect = if trimmed.starts_with('[') {
+        Defect::Batch
+    } else if compact.contains("\"id\":null") && !compact.contains("\"method\"") {
+        Defect::NullId
+    } else if let Some(at) = compact.find("\"jsonrpc\":") {
+        let value = &compact[at + "\"jsonrpc\":".len()..];
+        if value.starts_with("\"2.0\"") {
+            return None;
+        }
+        Defect::WrongVersion(
+            value
+                .split([',', '}'])
+                .next()
+                .unwrap_or_default()
+                .to_string(),
+        )
+    } else {
+        return None;
+    };
+    Some(Malformed {
+        defect,
+        id: None,
+        has_method: compact.contains("\"method\""),
+    })
+}
+
+fn looks_like_message(obj: &Map<String, Value>) -> bool {
+    let keys = MESSAGE_KEYS
+        .iter()
+        .filter(|k| obj.contains_key(**k))
+        .count();
+    obj.contains_key("jsonrpc") || keys >= 2
+}
+
+fn object_of(line: &[u8]) -> Option<Map<String, Value>> {
+    match serde_json::from_slice::<Value>(line).ok()? {
+        Value::Object(obj) => Some(obj),
+        _ => None,
+    }
+}
+
+fn readable_id(obj: &Map<String, Value>) -> Option<Id> {
+    serde_json::from_value(obj.get("id")?.clone()).ok()
+}
+
+fn sniff(line: &[u8], needle: &str) -> bool {
+    String::from_utf8_lossy(line).contains(needle)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn defect(line: &str) -> Option<Defect> {
+        classify(line.as_bytes()).map(|m| m.defect)
+    }
+
+    #[test]
+    fn each_attempted_message_is_told_its_defect() {
+        assert_eq!(
+            defect(r#"{"jsonrpc":"2.0","id":null,"result":{}}"#),
+            Some(Defect::NullId)
+        );
+        assert_eq!(defect(r#"{"id":2,"result":{}}"#), Some(Defect::NoVersion));
+        let old = classify(br#"{"jsonrpc":"1.0","id":2,"result":{}}"#).unwrap();
+        assert_eq!(old.defect, Defect::WrongVersion("\"1.0\"".into()));
+        assert_eq!(old.id, Some(Id::Number(2)));
+        let batch = classify(br#"[{"jsonrpc":"2.0","id":1,"result":{}}]"#).unwrap();
+        assert_eq!(
+            (batch.defect, batch.id),
+            (Defect::Batch, Some(Id::Number(1)))
+        );
+        let bom = classify("\u{feff}{\"jsonrpc\":\"2.0\",\"id\":1,\"result\":{}}".as_bytes());
+        assert_eq!(
+            bom.map(|m| (m.defect, m.id)),
+            Some((Defect::ByteOrderMark, Some(Id::Number(1))))
+        );
+        assert_eq!(defect("{"), Some(Defect::MultiLine));
+        assert_eq!(defect(r#"  "jsonrpc": "2.0","#), Some(Defect::MultiLine));
+        assert_eq!(
+            defect(r#"{"jsonrpc":"2.0","id":1.5,"result":{}}"#),
+            Some(Defect::BadId("1.5".into()))
+        );
+        // A sample cut short still says its defect.
+        assert_eq!(
+            defect(r#"{"jsonrpc":"2.0","id":null,"result":{"metadata":{"a":"aaaa"#),
+            Some(Defect::NullId)
+        );
+    }
+
+    #[test]
+    fn valid_messages_and_log_lines_are_no_attempt() {
+        assert_eq!(defect(r#"{"jsonrpc":"2.0","id":1,"result":{}}"#), None);
+        assert_eq!(defect(r#"{"jsonrpc":"2.0","id":null,"method":"x"}"#), None);
+        assert_eq!(defect("loading the model"), None);
+        assert_eq!(defect(r#"{"level":"info","msg":"hi"}"#), None);
+        assert_eq!(defect("42"), None);
+    }
+}
