@@ -138,7 +138,8 @@ pub enum HostError {
     },
 
     /// `bad-answer`: a call's answer came as a line meant as a message that is none (its id null,
-    /// no `"jsonrpc":"2.0"`, a batch...); the call failed at once.
+    /// no `"jsonrpc":"2.0"`, a batch...) or under the request's id written as a string; the call
+    /// failed at once.
     #[error("plugin {} ({}) gave a bad answer to {method}: {detail}{}", .ctx.package, .ctx.executable, suffix_beside(.ctx, detail))]
     BadAnswer {
         /// Who failed.

@@ -320,6 +320,26 @@ fn run_mangled(s: &Sandboxed, mode: &str) -> (Ran, Duration) {
     (r, began.elapsed())
 }
 
+/// A reply to `initialize` under the request's id written as a string is named as such, at once:
+/// not a handshake timeout that calls it no agent-env plugin.
+#[test]
+fn an_initialize_reply_with_a_string_id_is_named_at_once() {
+    let s = Sandboxed::new();
+    let (r, took) = run_mangled(&s, "init-string-id");
+    assert_eq!(r.code, 1, "{}", r.both());
+    assert!(
+        r.stderr.contains("gave a bad answer to initialize: it answered with the id \"1\" (a string), where the request's id was the number 1: echo the id as sent; its stderr was empty"),
+        "{}",
+        r.both()
+    );
+    assert!(
+        !r.both().contains("did not answer initialize"),
+        "{}",
+        r.both()
+    );
+    assert!(took < Duration::from_secs(20), "{took:?}");
+}
+
 /// Each reply meant as a message that is none is told its defect, at once: at `initialize` (the
 /// handshake fails then, not after its timeout) and at `execute` (the call fails then), and the
 /// line is quoted once, not also as "non-protocol output".

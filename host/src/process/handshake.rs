@@ -61,8 +61,8 @@ pub(super) fn check_handshake(
                 ),
             });
         }
-        // Its answer came as a line meant as a message that is none: failed at once, naming what
-        // is wrong.
+        // Its answer came as a line meant as a message that is none, or under the request's id
+        // written as a string: failed at once, naming what is wrong.
         Err(e @ CallError::Malformed { .. }) => {
             return Err(HostError::HandshakeFailed {
                 ctx: ctx(),

@@ -29,6 +29,9 @@ pub enum Defect {
     MultiLine,
     /// An id that is neither an integer nor a string, as written.
     BadId(String),
+    /// An answer whose id is the request's number written as a string (`"1"` for `1`): a valid
+    /// message, but no answer to any request sent.
+    IdAsString(i64),
 }
 
 impl std::fmt::Display for Defect {
@@ -42,6 +45,7 @@ impl std::fmt::Display for Defect {
             Defect::ByteOrderMark => f.write_str("it starts with a byte order mark: write UTF-8 without one"),
             Defect::MultiLine => f.write_str("it is a piece of JSON spread over several lines: a message must be on one line: write compact JSON"),
             Defect::BadId(v) => write!(f, "its id {v} is not an integer or a string"),
+            Defect::IdAsString(n) => write!(f, "it answered with the id \"{n}\" (a string), where the request's id was the number {n}: echo the id as sent"),
         }
     }
 }

@@ -431,6 +431,13 @@ impl Peer {
         }
     }
 
+    /// The number of a call still waiting whose id `id` writes as a string (`"1"` for `1`).
+    fn number_sent_as_text(&self, id: &Id, state: &State) -> Option<i64> {
+        let Id::Text(text) = id else { return None };
+        let n: i64 = text.trim().parse().ok()?;
+        matches!(state.pending.get(&Id::Number(n)), Some(None)).then_some(n)
+    }
+
     /// What arrived so far that was not a message.
     pub fn noise(&self) -> NoiseStats {
         lock(&self.inner.state).noise.clone()
@@ -608,6 +615,22 @@ impl Peer {
                 let mut state = lock(&self.inner.state);
                 if let Some(slot) = state.pending.get_mut(&id) {
                     *slot = Some(result.map_err(CallError::Rpc));
+                    let wake = state.waiters > 0;
+                    drop(state);
+                    if wake {
+                        self.inner.changed.notify_all();
+                    }
+                } else if let Some(n) = self.number_sent_as_text(&id, &state) {
+                    // The request's number echoed as a string: the call it answers is known.
+                    if state.noise.unsent_answer_id.is_none() {
+                        state.noise.unsent_answer_id = Some(id);
+                    }
+                    if let Some(slot) = state.pending.get_mut(&Id::Number(n)) {
+                        *slot = Some(Err(CallError::Malformed {
+                            defect: Defect::IdAsString(n),
+                            line: None,
+                        }));
+                    }
                     let wake = state.waiters > 0;
                     drop(state);
                     if wake {

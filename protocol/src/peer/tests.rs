@@ -290,13 +290,18 @@ fn closing_fails_pending_calls() {
 }
 
 /// An answer meant for a call but malformed fails that call at once, saying what is wrong: found by
-/// its id, or as the one call waiting when no id can be read.
+/// its id, or as the one call waiting when no id can be read; the request's number echoed as a
+/// string too.
 #[test]
 fn a_malformed_answer_fails_its_call_at_once() {
-    let cases: [(&str, Defect); 3] = [
+    let cases: [(&str, Defect); 4] = [
         (r#"{"id":1,"result":{}}"#, Defect::NoVersion),
         (r#"{"jsonrpc":"2.0","id":null,"result":{}}"#, Defect::NullId),
         (r#"[{"jsonrpc":"2.0","id":1,"result":{}}]"#, Defect::Batch),
+        (
+            r#"{"jsonrpc":"2.0","id":"1","result":{}}"#,
+            Defect::IdAsString(1),
+        ),
     ];
     for (line, expected) in cases {
         let (host, mut child_write, _child_read) = host_end(
