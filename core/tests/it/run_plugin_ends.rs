@@ -389,3 +389,21 @@ fn a_malformed_reply_is_told_its_defect_at_once() {
         }
     }
 }
+
+/// A `host.*` request sent with id null (a notification) cannot be answered: the plugin is warned,
+/// where its logs go (`run -v`, the run's log), rather than the request being dropped in silence.
+#[test]
+fn a_host_request_sent_as_a_notification_is_warned_of() {
+    let s = Sandboxed::new();
+    mangled_plugin(&s, "exec-host-null");
+    let r = s
+        .command(&["run", "./mangled", "-v"])
+        .env("AGENT_ENV_PLUGIN_CALL_TIMEOUT", "1")
+        .output()
+        .map(Ran::from)
+        .unwrap();
+    let warning = "plugin agentenv-mangled sent host.store.object.exists as a notification (no id, or id null), so it cannot be answered: give the request an integer or string id";
+    assert!(r.both().contains(warning), "{}", r.both());
+    let log = std::fs::read_to_string(newest_log(&s)).unwrap();
+    assert!(log.contains(warning), "{log}");
+}

@@ -13,6 +13,7 @@ use agent_env_protocol::methods::SHUTDOWN;
 use agent_env_protocol::peer::{CallError, CloseReason, Peer, PeerConfig, ReaderMode};
 use serde_json::json;
 
+use super::unanswerable::WarnUnanswerable;
 use crate::descendants::{self, ProcessTable};
 use crate::exit::{ExitWatch, NoReaper};
 use crate::handler::HostHandler;
@@ -67,11 +68,14 @@ impl Child {
                 let tail = StderrTail::capture_pipe_lines(stderr, &name, move |line| {
                     line_router.stderr_line(&package, line)
                 });
-                let handler = HostHandler {
+                let handler = WarnUnanswerable {
                     package: spec.package.clone(),
-                    settings: spec.settings.clone(),
-                    router,
-                    log: Some(tail.clone()),
+                    inner: HostHandler {
+                        package: spec.package.clone(),
+                        settings: spec.settings.clone(),
+                        router,
+                        log: Some(tail.clone()),
+                    },
                 };
                 let peer = Peer::start(stdout, stdin, Arc::new(handler), peer_config);
                 (peer, Some(tail))
@@ -80,11 +84,14 @@ impl Child {
                 to_child,
                 from_child,
             } => {
-                let handler = HostHandler {
+                let handler = WarnUnanswerable {
                     package: spec.package.clone(),
-                    settings: spec.settings.clone(),
-                    router,
-                    log: None,
+                    inner: HostHandler {
+                        package: spec.package.clone(),
+                        settings: spec.settings.clone(),
+                        router,
+                        log: None,
+                    },
                 };
                 let peer = Peer::start(from_child, to_child, Arc::new(handler), peer_config);
                 (peer, None)

@@ -9,7 +9,8 @@
 //!   unresponsive ([`CRASH_LOOP_LIMIT`]);
 //! - `stop`: ending it, once, and keeping its final diagnosis;
 //! - `child`: the live parts (connection, exit watch, stderr tail), connected and stopped;
-//! - `describe`: what is known of it, as an error's context or as a [`Diagnosis`].
+//! - `describe`: what is known of it, as an error's context or as a [`Diagnosis`];
+//! - `unanswerable`: the warning for a `host.*` request it sent as a notification.
 //!
 //! Invariants: a `PluginProcess` exists only once its plugin answered `initialize`; its status is
 //! read and changed under one lock ([`lock`]), never held while waiting on the plugin; and it is
@@ -21,6 +22,7 @@ mod describe;
 mod handshake;
 mod start;
 mod stop;
+mod unanswerable;
 
 use std::path::PathBuf;
 use std::sync::atomic::AtomicUsize;
