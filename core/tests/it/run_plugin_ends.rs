@@ -390,6 +390,21 @@ fn a_malformed_reply_is_told_its_defect_at_once() {
     }
 }
 
+/// An answer over the maximum message size fails its call as too large, and is no stray stdout
+/// line: no warning of output that is not protocol messages.
+#[test]
+fn an_oversized_answer_is_not_counted_as_stray_output() {
+    let s = Sandboxed::new();
+    let (r, _) = run_mangled(&s, "exec-oversized");
+    let text = r.both();
+    assert_eq!(r.code, 1, "{text}");
+    assert!(
+        text.contains("a message over the 67108864-byte maximum message size was discarded; pass large data by file path"),
+        "{text}"
+    );
+    assert!(!text.contains("not protocol messages"), "{text}");
+}
+
 /// A `host.*` request sent with id null (a notification) cannot be answered: the plugin is warned,
 /// where its logs go (`run -v`, the run's log), rather than the request being dropped in silence.
 #[test]

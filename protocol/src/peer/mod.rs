@@ -697,7 +697,12 @@ impl Peer {
     }
 
     fn too_large(&self, head: &[u8]) {
-        self.record_noise(head, true);
+        if sniff_id(head).is_some() || sniff_has_method(head) {
+            // A protocol message, failed below by its id: no stray output.
+            lock(&self.inner.state).noise.too_large += 1;
+        } else {
+            self.record_noise(head, true);
+        }
         let max = self.inner.config.max_message_bytes;
         let Some(id) = sniff_id(head) else { return };
         let message = format!("a message over the {max}-byte maximum message size was discarded; pass large data by file path");

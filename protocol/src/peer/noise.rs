@@ -16,7 +16,8 @@ pub struct NoiseStats {
     pub lines: u64,
     /// The first bytes of the first few of them.
     pub samples: Vec<String>,
-    /// Lines over the maximum message size (discarded; counted in `lines` too).
+    /// Lines over the maximum message size (discarded; counted in `lines` too unless they were
+    /// protocol messages, with an id or a method).
     pub too_large: u64,
     /// The first answer whose id this side never sent (not one it gave up waiting for): a peer
     /// that numbers its answers itself instead of echoing the request's id.
