@@ -151,7 +151,7 @@ pub enum HostError {
     },
 
     /// `call-timeout`: a call got no answer in time and was cancelled.
-    #[error("plugin {} ({}) did not answer {method} within {}; {}{}", .ctx.package, .ctx.executable, secs(*.timeout), timeout_advice(*.timeout, .waited_on.as_ref(), .ctx), suffix(.ctx))]
+    #[error("plugin {} ({}) did not answer {method} within {}; {}{}", .ctx.package, .ctx.executable, secs(*.timeout), timeout_advice(*.timeout, .waited_on.as_ref(), *.unended_bytes, .ctx), suffix(.ctx))]
     CallTimeout {
         /// Who failed.
         ctx: Box<FailureContext>,
@@ -162,6 +162,9 @@ pub enum HostError {
         /// The plugin's own request agent-env spent longest answering during the call, and how
         /// long: when that is most of the timeout, the plugin was waiting on agent-env.
         waited_on: Option<(String, Duration)>,
+        /// How many bytes of a line it had written to stdout without ending it (its answer, most
+        /// likely, missing its newline).
+        unended_bytes: usize,
     },
 
     /// `crash-loop`: it failed too often in this invocation to be started again.
@@ -479,8 +482,14 @@ fn suffix(ctx: &FailureContext) -> String {
 fn timeout_advice(
     timeout: Duration,
     waited_on: Option<&(String, Duration)>,
+    unended_bytes: usize,
     ctx: &FailureContext,
 ) -> String {
+    if unended_bytes > 0 {
+        return format!(
+            "the call was cancelled. It wrote {unended_bytes} bytes on stdout without ending the line: end each message with \\n"
+        );
+    }
     // A message after other text on one line: one the plugin began and did not end swallowed it. A
     // line that is a message gone wrong (its id null, no "jsonrpc"...) is told its defect instead,
     // by the message's end.
@@ -531,7 +540,7 @@ mod tests {
     #[test]
     fn a_timed_out_call_says_where_its_answer_went_astray() {
         let mut said = *ctx(&[]);
-        let advice = |ctx: &FailureContext| timeout_advice(Duration::from_secs(3), None, ctx);
+        let advice = |ctx: &FailureContext| timeout_advice(Duration::from_secs(3), None, 0, ctx);
         let quiet =
             "the call was cancelled (raise AGENT_ENV_PLUGIN_CALL_TIMEOUT if it is just slow)";
         assert_eq!(advice(&said), quiet);

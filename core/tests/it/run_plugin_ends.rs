@@ -390,6 +390,39 @@ fn a_malformed_reply_is_told_its_defect_at_once() {
     }
 }
 
+/// A reply without its newline is named as such, at the handshake (not a bare timeout) and at a
+/// call.
+#[test]
+fn a_reply_without_its_newline_is_named() {
+    for (mode, method) in [("init-unended", "initialize"), ("exec-unended", "execute")] {
+        let s = Sandboxed::new();
+        mangled_plugin(&s, mode);
+        let r = s
+            .command(&["run", "./mangled", "-q"])
+            .env("AGENT_ENV_PLUGIN_HANDSHAKE_TIMEOUT", "1")
+            .env("AGENT_ENV_PLUGIN_CALL_TIMEOUT", "1")
+            .output()
+            .map(Ran::from)
+            .unwrap();
+        let text = r.both();
+        assert_eq!(r.code, 1, "{text}");
+        assert!(
+            text.contains(&format!("{method}: no answer within 1 s: it wrote "))
+                || text.contains(&format!(
+                    "did not answer {method} within 1 s; the call was cancelled. It wrote "
+                )),
+            "{text}"
+        );
+        assert!(
+            text.contains(
+                " bytes on stdout without ending the line: end each message with \\n; its stderr was empty"
+            ),
+            "{text}"
+        );
+        assert!(!text.contains("it is not an agent-env plugin"), "{text}");
+    }
+}
+
 /// An answer over the maximum message size fails its call as too large, and is no stray stdout
 /// line: no warning of output that is not protocol messages.
 #[test]

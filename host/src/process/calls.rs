@@ -200,6 +200,7 @@ impl PluginProcess {
                 method,
                 timeout,
                 waited_on: self.router.longest_served_since(began),
+                unended_bytes: self.child.peer.unended_bytes(),
             },
             CallError::TooLarge { size, max } => HostError::MessageTooLarge {
                 ctx: self.ctx(),

@@ -69,6 +69,16 @@ pub(super) fn check_handshake(
                 reason: e.to_string(),
             });
         }
+        Err(CallError::Timeout(timeout)) if child.peer.unended_bytes() > 0 => {
+            return Err(HostError::HandshakeFailed {
+                ctx: ctx(),
+                reason: format!(
+                    "no answer within {}: it wrote {} bytes on stdout without ending the line: end each message with \\n",
+                    secs(timeout),
+                    child.peer.unended_bytes()
+                ),
+            });
+        }
         Err(CallError::Timeout(timeout)) => {
             if child.peer.noise().lines > 0 {
                 // What it wrote instead is said once, by the message's end.

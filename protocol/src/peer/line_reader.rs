@@ -197,6 +197,15 @@ impl LineReader {
         Some(LineRead::Line)
     }
 
+    /// How many bytes of a line not yet ended (no newline after them) were read: what waits for
+    /// its newline.
+    pub(super) fn unended(&self) -> usize {
+        if self.complete || self.discarding.is_some() {
+            return 0;
+        }
+        self.line.len()
+    }
+
     /// The complete line, without its newline (and `\r`).
     pub(super) fn line(&self) -> &[u8] {
         match self.line.last() {

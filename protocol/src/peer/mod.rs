@@ -438,6 +438,15 @@ impl Peer {
         matches!(state.pending.get(&Id::Number(n)), Some(None)).then_some(n)
     }
 
+    /// How many bytes the other side wrote of a line it has not ended (no newline yet); 0 while
+    /// another thread reads.
+    pub fn unended_bytes(&self) -> usize {
+        match self.inner.reader.try_lock() {
+            Ok(reader) => reader.unended(),
+            Err(_) => 0,
+        }
+    }
+
     /// What arrived so far that was not a message.
     pub fn noise(&self) -> NoiseStats {
         lock(&self.inner.state).noise.clone()
