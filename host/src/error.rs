@@ -127,7 +127,7 @@ pub enum HostError {
     },
 
     /// `crashed`: it ended while a call was in flight.
-    #[error("plugin {} ({}) crashed ({ended}) while answering {method}; this is a bug in the plugin{}", .ctx.package, .ctx.executable, suffix(.ctx))]
+    #[error("plugin {} ({}) {}{}", .ctx.package, .ctx.executable, ended_mid_call(ended, method, *.in_flight), suffix(.ctx))]
     Crashed {
         /// Who failed.
         ctx: Box<FailureContext>,
@@ -135,6 +135,8 @@ pub enum HostError {
         ended: String,
         /// The method of the call.
         method: String,
+        /// How many calls were in flight when it ended (this one among them).
+        in_flight: usize,
     },
 
     /// `bad-answer`: a call's answer came as a line meant as a message that is none (its id null,
@@ -416,6 +418,21 @@ fn start_suffix(ctx: &FailureContext, command_mode: bool) -> String {
     format!("; {}{said}", crate::spawn::command_mode_contract())
 }
 
+/// How a plugin that ended during a call is told: a crash, or, for one that exited with code 0
+/// by itself, a plugin that stopped serving too soon.
+fn ended_mid_call(ended: &str, method: &str, in_flight: usize) -> String {
+    if ended == "exited with code 0" {
+        let calls = match in_flight {
+            0 | 1 => format!("while its {method} call was in flight"),
+            n => format!("while {n} calls were in flight ({method} among them)"),
+        };
+        return format!(
+            "exited on its own (code 0) {calls}; a plugin must keep serving until its stdin closes (calls to it may overlap: answer each before exiting)"
+        );
+    }
+    format!("crashed ({ended}) while answering {method}; this is a bug in the plugin")
+}
+
 /// [`suffix`], leaving out the noise `said` already quotes (a malformed answer a message shows).
 fn suffix_beside(ctx: &FailureContext, said: &str) -> String {
     match &ctx.noise_sample {
@@ -583,6 +600,7 @@ mod tests {
             ]),
             ended: "exited with code 2".into(),
             method: "execute".into(),
+            in_flight: 1,
         };
         let text = e.to_string();
         assert!(
@@ -643,6 +661,7 @@ mod tests {
             ctx: ctx(&["thread 'main' panicked at src/main.rs:3:5", "boom"]),
             ended: "killed by signal 6 (SIGABRT)".into(),
             method: "execute".into(),
+            in_flight: 1,
         };
         let text = e.to_string();
         assert_eq!(e.code(), "crashed");
@@ -667,6 +686,7 @@ mod tests {
             ctx: ctx(&["boom"]),
             ended: "exited with code 3".into(),
             method: "execute".into(),
+            in_flight: 1,
         };
         assert_eq!(one.to_string().lines().count(), 1, "{one}");
     }

@@ -438,6 +438,21 @@ fn an_oversized_answer_is_not_counted_as_stray_output() {
     assert!(!text.contains("not protocol messages"), "{text}");
 }
 
+/// A plugin that exits with code 0 while a call is in flight is told it stopped serving too soon,
+/// not that it crashed.
+#[test]
+fn a_plugin_exiting_with_code_0_mid_call_is_told_to_keep_serving() {
+    let s = Sandboxed::new();
+    let (r, _) = run_mangled(&s, "exec-exit-zero");
+    let text = r.both();
+    assert_eq!(r.code, 1, "{text}");
+    assert!(
+        text.contains("exited on its own (code 0) while its execute call was in flight; a plugin must keep serving until its stdin closes"),
+        "{text}"
+    );
+    assert!(!text.contains("crashed"), "{text}");
+}
+
 /// A `host.*` request sent with id null (a notification) cannot be answered: the plugin is warned,
 /// where its logs go (`run -v`, the run's log), rather than the request being dropped in silence.
 #[test]

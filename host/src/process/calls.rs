@@ -255,6 +255,7 @@ impl PluginProcess {
                     ctx: self.ctx(),
                     ended,
                     method,
+                    in_flight: self.child.peer.calls_waiting_at_close(),
                 }
             }
         }

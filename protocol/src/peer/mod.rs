@@ -124,6 +124,8 @@ struct State {
     incoming: HashMap<Id, Arc<AtomicBool>>,
     closed: Option<CloseReason>,
     noise: NoiseStats,
+    /// How many calls of this side were waiting for answers when the connection closed.
+    waiting_at_close: usize,
     /// Some thread holds the reading role.
     reading: bool,
     /// Pool threads waiting for the reading role (dedicated mode).
@@ -211,6 +213,7 @@ impl Peer {
                     incoming: HashMap::new(),
                     closed: None,
                     noise: NoiseStats::default(),
+                    waiting_at_close: 0,
                     reading: false,
                     idle_pool: 0,
                     waiters: 0,
@@ -393,6 +396,12 @@ impl Peer {
     /// Why the connection ended, once it has.
     pub fn close_reason(&self) -> Option<CloseReason> {
         lock(&self.inner.state).closed.clone()
+    }
+
+    /// How many calls of this side were still waiting for their answers when the connection
+    /// closed (0 while it is open).
+    pub fn calls_waiting_at_close(&self) -> usize {
+        lock(&self.inner.state).waiting_at_close
     }
 
     /// Whether the connection has closed.
@@ -788,6 +797,7 @@ impl Peer {
                 return;
             }
             state.closed = Some(reason.clone());
+            state.waiting_at_close = state.pending.values().filter(|r| r.is_none()).count();
         }
         // Wake a reader blocked in poll; callers and idle pool threads see `closed`.
         // SAFETY: writing one byte to our own non-blocking wake pipe.
