@@ -81,7 +81,35 @@ pub fn noise_warning(package: &str, count: u64, first: &str) -> String {
     )
 }
 
+/// The warning for a plugin that exited with `code` (not 0) after agent-env shut it down, its
+/// stderr's last line being `last_stderr`: its work was done, so nothing failed, but a plugin should
+/// end cleanly once its stdin closes (a crash at exit can lose what it meant to flush).
+pub fn shutdown_exit_warning(package: &str, code: i32, last_stderr: Option<&str>) -> String {
+    let said = match last_stderr {
+        Some(line) => format!("; its stderr's last line: '{line}'"),
+        None => "; its stderr was empty".to_string(),
+    };
+    format!(
+        "plugin {package} exited with code {code} after agent-env shut it down; a plugin should exit with code 0 once its stdin closes{said}"
+    )
+}
+
 impl Diagnosis {
+    /// [`shutdown_exit_warning`] for this process, when agent-env shut it down and it then exited
+    /// with a code other than 0.
+    pub fn exit_after_shutdown(&self) -> Option<String> {
+        let code = self.exit_code.filter(|c| *c != 0)?;
+        if !self.stopped_by_host {
+            return None;
+        }
+        let last = self
+            .stderr_tail
+            .lines()
+            .rev()
+            .find(|l| !l.trim().is_empty());
+        Some(shutdown_exit_warning(&self.package, code, last))
+    }
+
     /// [`noise_warning`] for this process, when it wrote noise.
     pub fn noise(&self) -> Option<String> {
         (self.noise_lines > 0).then(|| {

@@ -67,7 +67,7 @@ pub use config::{
     parse_seconds, HostConfig, HostConfigError, CALL_TIMEOUT_VAR, HANDSHAKE_TIMEOUT_VAR,
     MAX_SECONDS, START_TIMEOUT_VAR, STEP_TIMEOUT_GRACE,
 };
-pub use diagnosis::{noise_warning, Diagnosis, FailureSummary};
+pub use diagnosis::{noise_warning, shutdown_exit_warning, Diagnosis, FailureSummary};
 pub use error::{FailureContext, HostError};
 pub use exit::{signal_name, Ended};
 pub use pool::{stop_together, PluginHost};

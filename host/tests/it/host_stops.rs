@@ -265,3 +265,33 @@ fn stops_at_once_share_the_one_stop() {
     assert_eq!(p.stop(), seen[0]);
     assert_gone(pid);
 }
+
+/// A plugin that exits with code 1 once shut down is not failed (its calls were answered), but
+/// its diagnosis carries the warning `plugin list` and `plugin check` are to show, with its stderr.
+#[test]
+fn an_exit_with_a_code_after_shutdown_is_a_warning_not_a_failure() {
+    let script = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../tests/fixture-plugins/python/mangled_replies.py");
+    let mut s = spec("fixture-works", "agentenv-mangled");
+    s.argv = vec![
+        "python3".into(),
+        script.display().to_string(),
+        "shutdown-exit-1".into(),
+    ];
+    let p = agent_env_host::PluginProcess::start(
+        s,
+        &quick_config(),
+        std::sync::Arc::new(agent_env_host::NoServices),
+    )
+    .unwrap();
+    let d = p.shutdown();
+    assert_eq!(d.exit_code, Some(1), "{d:?}");
+    assert!(d.failure.is_none(), "{d:?}");
+    assert_eq!(
+        d.exit_after_shutdown().as_deref(),
+        Some("plugin agentenv-mangled exited with code 1 after agent-env shut it down; a plugin should exit with code 0 once its stdin closes; its stderr's last line: 'mangled: failed to flush my cache at shutdown'")
+    );
+    // One that exits cleanly gets no warning.
+    let clean = start("fixture-works", "agentenv-fixture-works").shutdown();
+    assert_eq!(clean.exit_after_shutdown(), None);
+}
