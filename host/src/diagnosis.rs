@@ -164,14 +164,16 @@ impl Diagnosis {
         };
         line("state", ended);
         if self.noise_lines > 0 {
-            line(
-                "stdout noise",
+            line("stdout noise", {
+                let first = self.noise_samples.first().cloned().unwrap_or_default();
+                let defect = classify(first.as_bytes())
+                    .map(|m| format!(" (meant as a message: {})", m.defect))
+                    .unwrap_or_default();
                 format!(
-                    "{} non-protocol line(s); first: '{}'",
-                    self.noise_lines,
-                    self.noise_samples.first().cloned().unwrap_or_default()
-                ),
-            );
+                    "{} non-protocol line(s); first: '{first}'{defect}",
+                    self.noise_lines
+                )
+            });
         }
         if self.stderr_captured {
             line(
@@ -192,5 +194,25 @@ impl Diagnosis {
             }
         }
         out
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_noise_line_meant_as_a_message_is_told_its_defect_not_to_log_to_stderr() {
+        let null_id = r#"{"jsonrpc":"2.0","id":null,"result":{}}"#;
+        let warning = noise_warning("agentenv-x", 1, null_id);
+        assert!(
+            warning.contains(&format!(
+                "(first: '{null_id}', meant as one: its id is null"
+            )),
+            "{warning}"
+        );
+        assert!(!warning.contains("write logs to stderr"), "{warning}");
+        let log_line = noise_warning("agentenv-x", 1, "loading the model");
+        assert!(log_line.contains("write logs to stderr"), "{log_line}");
     }
 }

@@ -762,7 +762,12 @@ impl Peer {
             .collect();
         let target = match &malformed.id {
             Some(id) => waiting.into_iter().find(|w| *w == id).cloned(),
-            None if waiting.len() == 1 => waiting.first().map(|w| (*w).clone()),
+            // With no id to go by, only a line that says it is JSON-RPC (or is shaped as a message
+            // gone wrong: a batch, a piece of one) is taken for the one call's answer: a log line
+            // of JSON that happens to hold an "error" and an "id" is not.
+            None if waiting.len() == 1 && malformed.defect != Defect::NoVersion => {
+                waiting.first().map(|w| (*w).clone())
+            }
             None => None,
         };
         let Some(id) = target else { return };

@@ -325,3 +325,22 @@ fn a_malformed_answer_fails_its_call_at_once() {
         }
     }
 }
+
+/// A line of JSON that only looks like an answer (no "jsonrpc", no id to match) does not fail the
+/// call waiting: it is noise, and the call gets its real answer.
+#[test]
+fn a_json_log_line_does_not_fail_the_call_waiting() {
+    let (host, mut child_write, _child_read) = host_end(
+        Arc::new(NoHandler),
+        PeerConfig {
+            mode: ReaderMode::Callers,
+            ..PeerConfig::default()
+        },
+    );
+    child_write
+        .write_all(b"{\"error\":\"disk nearly full\",\"id\":null}\n{\"jsonrpc\":\"2.0\",\"id\":1,\"result\":7}\n")
+        .unwrap();
+    let answer = host.call("x", json!({}), Some(Duration::from_secs(5)));
+    assert_eq!(answer, Ok(json!(7)));
+    assert_eq!(host.noise().lines, 1);
+}
