@@ -764,7 +764,6 @@ fn a_steps_timeout_that_is_no_number_of_seconds_above_0_is_refused_before_the_pl
     let sb = acme("");
     for bad in ["0", "-1", "\"3\""] {
         let step = format!(r#"{{"id": "h", "type": "acme_hang", "timeout_seconds": {bad}}}"#);
-        let started = std::time::Instant::now();
         let out = sb.run(&["plugin", "verify", "agentenv-acme", "--step", &step]);
         assert_eq!(out.status.code(), Some(2), "{bad}: a bad value");
         let err = String::from_utf8_lossy(&out.stderr);
@@ -776,11 +775,9 @@ fn a_steps_timeout_that_is_no_number_of_seconds_above_0_is_refused_before_the_pl
             )),
             "{bad}: {err}"
         );
+        // Refused before the plugin started: nothing was verified (a wait for the call timeout would
+        // have printed the checks and ended with the step's).
         assert!(out.stdout.is_empty(), "{bad}: nothing was verified");
-        assert!(
-            started.elapsed() < std::time::Duration::from_secs(3),
-            "{bad}: refused before the plugin started, not after its call timeout"
-        );
     }
 }
 

@@ -305,19 +305,16 @@ mangled = "Mangled"
     );
 }
 
-/// `agent-env run ./mangled -q` against the plugin mangling as `mode`, with long timeouts (so a
-/// failure that came at once did not wait them out), and how long it took.
-fn run_mangled(s: &Sandboxed, mode: &str) -> (Ran, Duration) {
+/// `agent-env run ./mangled -q` against the plugin mangling as `mode`. A failure that came at once
+/// says "gave a bad answer"; one that waited out the (long) timeouts would say it got no answer.
+fn run_mangled(s: &Sandboxed, mode: &str) -> Ran {
     mangled_plugin(s, mode);
-    let began = Instant::now();
-    let r = s
-        .command(&["run", "./mangled", "-q"])
-        .env("AGENT_ENV_PLUGIN_HANDSHAKE_TIMEOUT", "30")
-        .env("AGENT_ENV_PLUGIN_CALL_TIMEOUT", "30")
+    s.command(&["run", "./mangled", "-q"])
+        .env("AGENT_ENV_PLUGIN_HANDSHAKE_TIMEOUT", "15")
+        .env("AGENT_ENV_PLUGIN_CALL_TIMEOUT", "15")
         .output()
         .map(Ran::from)
-        .unwrap();
-    (r, began.elapsed())
+        .unwrap()
 }
 
 /// A reply to `initialize` under the request's id written as a string is named as such, at once:
@@ -325,7 +322,7 @@ fn run_mangled(s: &Sandboxed, mode: &str) -> (Ran, Duration) {
 #[test]
 fn an_initialize_reply_with_a_string_id_is_named_at_once() {
     let s = Sandboxed::new();
-    let (r, took) = run_mangled(&s, "init-string-id");
+    let r = run_mangled(&s, "init-string-id");
     assert_eq!(r.code, 1, "{}", r.both());
     assert!(
         r.stderr.contains("gave a bad answer to initialize: it answered with the id \"1\" (a string), where the request's id was the number 1: echo the id as sent; its stderr was empty"),
@@ -337,7 +334,6 @@ fn an_initialize_reply_with_a_string_id_is_named_at_once() {
         "{}",
         r.both()
     );
-    assert!(took < Duration::from_secs(20), "{took:?}");
 }
 
 /// Each reply meant as a message that is none is told its defect, at once: at `initialize` (the
@@ -369,7 +365,7 @@ fn a_malformed_reply_is_told_its_defect_at_once() {
     for (defect, said) in cases {
         for (stage, method) in [("init", "initialize"), ("exec", "execute")] {
             let s = Sandboxed::new();
-            let (r, took) = run_mangled(&s, &format!("{stage}-{defect}"));
+            let r = run_mangled(&s, &format!("{stage}-{defect}"));
             let text = r.both();
             assert_eq!(r.code, 1, "{defect} at {method}: {text}");
             assert!(
@@ -382,10 +378,6 @@ fn a_malformed_reply_is_told_its_defect_at_once() {
                 "{defect} at {method}: {text}"
             );
             assert!(!text.contains("swallowed"), "{defect} at {method}: {text}");
-            assert!(
-                took < Duration::from_secs(20),
-                "{defect} at {method}: {took:?}"
-            );
         }
     }
 }
@@ -428,7 +420,7 @@ fn a_reply_without_its_newline_is_named() {
 #[test]
 fn an_oversized_answer_is_not_counted_as_stray_output() {
     let s = Sandboxed::new();
-    let (r, _) = run_mangled(&s, "exec-oversized");
+    let r = run_mangled(&s, "exec-oversized");
     let text = r.both();
     assert_eq!(r.code, 1, "{text}");
     assert!(
@@ -443,7 +435,7 @@ fn an_oversized_answer_is_not_counted_as_stray_output() {
 #[test]
 fn a_plugin_exiting_with_code_0_mid_call_is_told_to_keep_serving() {
     let s = Sandboxed::new();
-    let (r, _) = run_mangled(&s, "exec-exit-zero");
+    let r = run_mangled(&s, "exec-exit-zero");
     let text = r.both();
     assert_eq!(r.code, 1, "{text}");
     assert!(
