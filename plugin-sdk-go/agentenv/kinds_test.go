@@ -4,9 +4,12 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
+	"io/fs"
 	"path/filepath"
 	"reflect"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -67,6 +70,14 @@ func (registry) Auth(_ context.Context, ref string) (*agentenv.RegistryAuth, err
 type vault map[string]string
 
 func (v vault) Get(_ context.Context, name string) (string, bool, error) {
+	switch name {
+	case "exploding":
+		return "", false, errors.New("secret backend exploded")
+	case "unreadable":
+		return "", false, fmt.Errorf("reading the vault: %w", &fs.PathError{Op: "open", Path: "/vault/unreadable", Err: syscall.EACCES})
+	case "gone":
+		return "", false, fmt.Errorf("reading the vault: %w", &fs.PathError{Op: "open", Path: "/vault/gone", Err: fs.ErrNotExist})
+	}
 	value, ok := v[name]
 	return value, ok, nil
 }
@@ -335,6 +346,30 @@ func TestObjectStoreErrorsKeepTheirKindAcrossThePipe(t *testing.T) {
 	e = callErr(t, host, ctx, "store.secret.get", map[string]any{"handle": "s1", "name": "x"})
 	if !strings.Contains(e.Message, "handle 's1' is an object store, not a secret store") {
 		t.Fatalf("a handle of another kind: %s", e.Message)
+	}
+}
+
+// A store's errors other than *agentenv.Error get the kinds the Python SDK gives the same failures, so
+// that agent-env words them alike: one nobody meant to return is an internal-error naming its type
+// ("failed while answering ...: Error: ..."), not an io-error ("refused ...").
+func TestAStoresOtherErrorsGetTheKindsThePythonSDKGives(t *testing.T) {
+	host, ctx := started(t)
+	secrets, err := host.OpenStore(ctx, agentenv.SecretKind, "Vault", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cases := []struct {
+		name, kind, message, data string
+	}{
+		{"exploding", "internal-error", "Error: secret backend exploded", `{"error_type":"Error","kind":"internal-error"}`},
+		{"unreadable", "io-error", "reading the vault: open /vault/unreadable: permission denied", `{"kind":"io-error","os_error":"permission denied"}`},
+		{"gone", "not-found", "reading the vault: open /vault/gone: file does not exist", `{"kind":"not-found"}`},
+	}
+	for _, c := range cases {
+		e := callErr(t, host, ctx, "store.secret.get", map[string]any{"handle": secrets, "name": c.name})
+		if string(e.Kind()) != c.kind || e.Message != c.message || asJSON(t, e.Data) != c.data {
+			t.Errorf("secret %s: %s %q %s\nwant %s %q %s", c.name, e.Kind(), e.Message, asJSON(t, e.Data), c.kind, c.message, c.data)
+		}
 	}
 }
 

@@ -262,16 +262,6 @@ func (s *session) storeOp(ctx context.Context, req *Request) (any, error) {
 	return result, nil
 }
 
-// storeError keeps an *Error's kind and makes any other error an io-error, since a store's
-// unexpected failures are almost always its filesystem's or its server's.
-func storeError(err error) error {
-	var rpcErr *Error
-	if errors.As(err, &rpcErr) || errors.Is(err, context.Canceled) {
-		return err
-	}
-	return NewError(KindIOError, "%s", err)
-}
-
 // closeStores closes the open stores that are io.Closers; failures go to stderr.
 func (s *session) closeStores(log io.Writer) {
 	s.mu.Lock()

@@ -96,7 +96,9 @@ func orEmpty[T any](list []T) []T {
 // "host.store.object.") and its params are those of docs/protocol.md §4.4 (bytes as base64, files by
 // path); params it does not read, such as handle and call_id, are ignored. It is how a plugin answers
 // for its own object stores, and how a test host plays the host's object store (agentenvtest's
-// HostOptions.ObjectStore). Errors keep their kind; any other error is an io-error.
+// HostOptions.ObjectStore). An *Error keeps its kind; other errors get the kinds the Python SDK
+// gives the same failures (a missing file is not-found, a system failure an io-error, any other error
+// an internal-error naming its type).
 func ServeObjectStore(ctx context.Context, store ObjectStore, prefix string, req *Request) (any, error) {
 	op, ok := strings.CutPrefix(req.Method, prefix)
 	if !ok {

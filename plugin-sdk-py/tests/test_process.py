@@ -424,6 +424,9 @@ def test_store_errors_keep_their_kind_across_the_pipe(start):
     # An exception no one meant to raise: its traceback goes to stderr, where agent-env shows it.
     answer = plugin.wait_message(plugin.start_request("store.secret.get", {"handle": secrets, "name": "explode"}))
     assert isinstance(answer, wire.ErrorResponse) and answer.kind == "internal-error", answer
+    # Its type in the message, as the Go SDK sends a store's unexpected error: agent-env words both alike.
+    assert answer.message == "RuntimeError: the vault is sealed", answer
+    assert answer.data == {"kind": "internal-error", "error_type": "RuntimeError"}, answer
     # Written before the answer, but read by the test's own stderr thread: give it a moment.
     deadline = time.monotonic() + 10
     while "the vault is sealed" not in plugin.stderr and time.monotonic() < deadline:
