@@ -131,3 +131,27 @@ func TestAnotherInvalidRequestErrorIsSentAsItIs(t *testing.T) {
 		t.Fatalf("not sent as it is: %#v", rpcErr)
 	}
 }
+
+type quotaError struct{ left int }
+
+func (q *quotaError) Error() string { return fmt.Sprintf("%d requests left", q.left) }
+
+// What the README says a step's plain errors show as: errors.New has no type of its own ("Error"); an
+// error type of the plugin's own is shown by its name, returned as it is or wrapped with %w.
+func TestAPlainErrorShowsAsErrorAndAnOwnTypeByItsName(t *testing.T) {
+	cases := []struct {
+		err  error
+		want string
+	}{
+		{errors.New("x"), "Error: x"},
+		{fmt.Errorf("grading: %w", errors.New("x")), "Error: grading: x"},
+		{&quotaError{left: 0}, "quotaError: 0 requests left"},
+		{fmt.Errorf("grading: %w", &quotaError{left: 0}), "quotaError: grading: 0 requests left"},
+	}
+	for _, c := range cases {
+		var rpcErr *Error
+		if !errors.As(stepError(c.err), &rpcErr) || rpcErr.Message != c.want {
+			t.Errorf("%v: got %v, want %q", c.err, rpcErr, c.want)
+		}
+	}
+}
