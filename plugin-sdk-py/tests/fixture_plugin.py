@@ -81,7 +81,14 @@ def slow(step, context, host):
 
 @plugin.task_step("fails", cls="Fails")
 def fails(step, context, host):
-    raise ValueError("essay is empty")
+    try:
+        return read_essay(step)
+    except KeyError as missing:
+        raise ValueError("essay is empty") from missing
+
+
+def read_essay(step):
+    return step["essay"]
 
 
 @plugin.task_step("big", cls="Big")

@@ -133,6 +133,12 @@ def test_a_step_that_raises_is_step_failed_with_its_type_and_message(start):
     # The traceback travels with the answer (agent-env shows it with --verbose), not on stderr.
     assert traceback.startswith("Traceback (most recent call last):")
     assert traceback.rstrip().endswith("ValueError: essay is empty")
+    # The plugin's own frames and the exception's chain, without the SDK's frames that called the step, as
+    # the Go and Rust SDKs send only the plugin's chain.
+    assert "agent_env_plugin" not in traceback, traceback
+    assert 'in fails\n    return read_essay(step)' in traceback, traceback
+    assert "in read_essay\n    return step[\"essay\"]" in traceback and "KeyError: 'essay'" in traceback, traceback
+    assert "direct cause of the following exception" in traceback, traceback
     plugin.shutdown()
     assert "Traceback" not in plugin.stderr
 
@@ -433,6 +439,8 @@ def test_store_errors_keep_their_kind_across_the_pipe(start):
         time.sleep(0.01)
     assert "store.secret.get raised:" in plugin.stderr
     assert "Traceback" in plugin.stderr and "the vault is sealed" in plugin.stderr
+    # From the store's own code down: not the SDK's frames that answered the request.
+    assert "in get\n" in plugin.stderr and "peer.py" not in plugin.stderr, plugin.stderr
     meta = plugin.request("store.object.get_object_metadata", {"handle": handle, "key": "k"})["metadata"]
     assert meta["size"] == 2 and meta["content_type"] == "application/octet-stream"
     assert meta["last_modified"].endswith("Z")

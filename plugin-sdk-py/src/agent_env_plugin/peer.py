@@ -282,9 +282,9 @@ class Connection:
             if kind == "internal-error" and not isinstance(exc, PluginError):
                 # An exception nobody meant to raise: its traceback is what its author debugs with,
                 # and stderr is where agent-env shows it (`-v`, the run's log).
-                import traceback
+                from ._tracebacks import user_traceback
 
-                _log(f"{self._name}: {ctx.method} raised:\n{traceback.format_exc().rstrip()}")
+                _log(f"{self._name}: {ctx.method} raised:\n{user_traceback(exc).rstrip()}")
             return wire.encode_error(ctx.id, kind, message, data)
         try:
             return wire.encode_result(ctx.id, result)

@@ -536,9 +536,9 @@ class Plugin:
                 raise
             if host.cancelled:
                 raise CancelledError(f"execute of '{step.type}' was cancelled") from exc
-            import traceback
+            from ._tracebacks import user_traceback
 
-            raise _step_failed(type(exc).__name__, str(exc), traceback.format_exc()) from exc
+            raise _step_failed(type(exc).__name__, str(exc), user_traceback(exc)) from exc
         if result is None:
             return {"metadata": {}}
         if not isinstance(result, dict):
