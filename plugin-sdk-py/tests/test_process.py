@@ -376,6 +376,25 @@ def test_agent_env_manifest_prints_a_manifest_discovery_can_read(plugin_env):
     }
 
 
+def test_agent_env_manifest_with_script_prints_what_a_pip_package_ships(plugin_env):
+    # The packaged form (README: Packaging): exec is the console script, relative to the folder pip installs
+    # the manifest into (<prefix>/share/agent-env/plugins/); the rest is the same as for the plain option.
+    def printed(*args):
+        argv = [sys.executable, str(FIXTURE), "--agent-env-manifest", *args]
+        return subprocess.run(argv, env=plugin_env, capture_output=True, timeout=30)
+
+    plain, packaged = printed(), printed("--script", "agentenv-fixture")
+    assert packaged.returncode == 0, packaged.stderr
+    manifest = tomllib.loads(packaged.stdout.decode())
+    assert manifest["plugin"]["exec"] == ["../../../bin/agentenv-fixture"]
+    manifest["plugin"]["exec"] = [sys.executable, str(FIXTURE)]
+    assert manifest == tomllib.loads(plain.stdout.decode())
+    for wrong in (["--script"], ["--script", "bin/x"], ["--scrip", "x"]):
+        done = printed(*wrong)
+        assert done.returncode == 2 and done.stdout == b"", wrong
+        assert b"usage: --agent-env-manifest [--script NAME]" in done.stderr, done.stderr
+
+
 def test_store_open_checks_config_keys_with_the_built_in_message(start):
     plugin = start()
     plugin.initialize()

@@ -700,10 +700,8 @@ class Plugin:
         freezes the objects that exist by then (`gc.freeze()`), as a plugin process's start-up objects
         live until it exits; a program that calls this and goes on afterwards can `gc.unfreeze()`."""
         args = list(sys.argv[1:] if argv is None else argv)
-        if args == [wire.PRINT_MANIFEST_ARG]:
-            sys.stdout.write(self.manifest())
-            sys.stdout.flush()
-            return 0
+        if args[:1] == [wire.PRINT_MANIFEST_ARG]:
+            return self._print_manifest(args[1:])
         if os.environ.get(wire.COOKIE_VAR) != "1":
             sys.stderr.write(
                 f"{self.name} {self.version} is an agent-env plugin; agent-env starts it "
@@ -733,12 +731,46 @@ class Plugin:
         _flush_std()
         return 0
 
+    def _print_manifest(self, options: List[str]) -> int:
+        """`--agent-env-manifest`: the manifest, its `exec` this program as it was run (for a plugin used
+        where it is). With `--script NAME`, its `exec` is `../../../bin/NAME`, the console script NAME of a
+        pip package that installs the manifest into `share/agent-env/plugins/` (README: Packaging)."""
+        if not options:
+            text = self.manifest()
+        elif len(options) == 2 and options[0] == SCRIPT_OPTION and _is_script_name(options[1]):
+            text = self.manifest(packaged_exec(options[1]))
+        else:
+            sys.stderr.write(
+                f"usage: {wire.PRINT_MANIFEST_ARG} [{SCRIPT_OPTION} NAME]: prints the manifest; with "
+                f"{SCRIPT_OPTION}, for a pip package whose console script is NAME (exec = "
+                f'["../../../bin/NAME"]), not {" ".join(options)!r}\n'
+            )
+            sys.stderr.flush()
+            return 2
+        sys.stdout.write(text)
+        sys.stdout.flush()
+        return 0
+
     def _inline_initialize(self, ctx: CallContext) -> Any:
         return self.initialize(ctx.params)
 
     def _inline_shutdown(self, ctx: CallContext) -> None:
         self.shutdown()
         ctx.connection.stop()
+
+
+#: After `--agent-env-manifest`: the manifest of a pip package whose console script is the value.
+SCRIPT_OPTION = "--script"
+
+
+def packaged_exec(script: str) -> List[str]:
+    """The `exec` of a manifest a pip package installs into `<prefix>/share/agent-env/plugins/`: its
+    console script in `<prefix>/bin/`, relative to the manifest's folder."""
+    return [f"../../../bin/{script}"]
+
+
+def _is_script_name(name: str) -> bool:
+    return bool(name) and "/" not in name and os.sep not in name and name not in (".", "..")
 
 
 def _protocol_fds() -> Tuple[int, int] | None:
