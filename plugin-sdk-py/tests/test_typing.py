@@ -2,7 +2,8 @@
 
 `mypy --strict` and pyright each check `typing_examples/` once: the good examples pass, and each bad one is
 rejected on exactly the lines its `# expect:` comments name, with the codes they name (README.md there).
-`pyright --verifytypes` finds the public API typed. scripts/test-python.sh installs both checkers (pinned)
+`pyright --verifytypes` finds the public API typed, and `mypy --strict -p agent_env_plugin` finds the installed
+package clean, with pytest beside it or not. scripts/test-python.sh installs both checkers (pinned)
 into its venv; without them these tests skip, and fail in CI.
 """
 
@@ -184,3 +185,23 @@ def test_the_public_api_is_typed_for_pyright_verifytypes(tool_env: Dict[str, str
         if diagnostic["severity"] == "error" and "docstring" not in diagnostic["message"]
     ]
     assert completeness["completenessScore"] >= MIN_COMPLETENESS, "\n".join(problems[:40])
+
+
+@pytest.mark.parametrize("with_pytest", [True, False], ids=["with-pytest", "without-pytest"])
+def test_the_installed_sdk_passes_mypy_strict(tool_env: Dict[str, str], tmp_path: Path, with_pytest: bool):
+    """`mypy --strict -p agent_env_plugin`, as a plugin author may run it on the installed SDK: clean, whether
+    pytest (an optional extra) is installed beside it or not."""
+    _need_mypy()
+    import agent_env_plugin
+
+    args = [sys.executable, "-m", "mypy", "--strict", "--cache-dir", str(tmp_path / "cache"), "-p", "agent_env_plugin"]
+    env = dict(tool_env)
+    if not with_pytest:
+        # A copy of the package alone on mypy's path, no site-packages: pytest cannot be found.
+        source = tmp_path / "alone"
+        shutil.copytree(Path(agent_env_plugin.__file__).parent, source / "agent_env_plugin")
+        args.append("--no-site-packages")
+        env["MYPYPATH"] = str(source)
+    # Run outside the repository, so that mypy reads the installed package and no project config.
+    done = subprocess.run(args, cwd=tmp_path, env=env, capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0, f"mypy --strict -p agent_env_plugin:\n{done.stdout}{done.stderr}"

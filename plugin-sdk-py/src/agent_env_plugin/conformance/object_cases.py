@@ -21,6 +21,7 @@ fresh store, a unique prefix ending in "/" for a shared bucket). A failing case 
 from __future__ import annotations
 
 import datetime
+import functools
 import os
 import shutil
 import tempfile
@@ -371,8 +372,8 @@ def keys_outside_the_store_are_refused(store: ObjectStore, ns: str) -> None:
     with _TempDir() as tmp:
         path = tmp.file("escape.bin", b"e")
         for key in ("../" + ns + "escape.bin", "/" + ns + "absolute.bin"):
-            _raises(InvalidValueError, lambda key=key: store.put(key, b"e"), f"put({key!r})")
-            _raises(InvalidValueError, lambda key=key: store.put_file(key, path), f"put_file({key!r})")
+            _raises(InvalidValueError, functools.partial(store.put, key, b"e"), f"put({key!r})")
+            _raises(InvalidValueError, functools.partial(store.put_file, key, path), f"put_file({key!r})")
 
 
 def _roundtrip_every_way(store: ObjectStore, base: str, data: bytes) -> None:
