@@ -111,6 +111,12 @@ names = {}
 exec("from agent_env_plugin import *", names)
 assert sorted(k for k in names if k != "__builtins__") == sorted(agent_env_plugin.__all__), names.keys()
 assert set(agent_env_plugin.__all__) <= set(dir(agent_env_plugin))
+# No stray public names (`annotations`, of `from __future__ import annotations`): what dir() lists beyond
+# the API and the submodules starts with an underscore.
+public = {n for n in dir(agent_env_plugin) if not n.startswith("_")}
+modules = {n for n in public if type(getattr(agent_env_plugin, n)) is type(agent_env_plugin)}
+extra = public - set(agent_env_plugin.__all__) - modules
+assert not extra, extra
 # The modules the package used to import stay reachable as its attributes.
 assert agent_env_plugin.stores.Store is agent_env_plugin.Store
 assert agent_env_plugin.wire.PROTOCOL_VERSION == agent_env_plugin.PROTOCOL_VERSION

@@ -195,4 +195,6 @@ if not TYPE_CHECKING:
         return sorted(set(globals()) | set(__all__) | _SUBMODULES)
 
 
-del TYPE_CHECKING  # not part of the package's API
+# Not part of the package's API. `annotations` is the name `from __future__ import annotations` binds: the
+# compiler has read the future statement already, so deleting the name changes nothing but what dir() lists.
+del TYPE_CHECKING, annotations
