@@ -96,13 +96,11 @@ def _timeout_ms(params: Dict[str, Any]) -> int | None:
     value = params.get("timeout_ms")
     if value is None:
         return None
-    if isinstance(value, bool) or not isinstance(value, int) or value < 0:
-        from .errors import InvalidParamsError
+    if isinstance(value, int) and not isinstance(value, bool) and value >= 0:
+        return value
+    from .errors import InvalidParamsError
 
-        raise InvalidParamsError(
-            f"execute: 'timeout_ms' must be a whole number of milliseconds, 0 or more, got {value!r}"
-        )
-    return value
+    raise InvalidParamsError(f"execute: 'timeout_ms' must be a whole number of milliseconds, 0 or more, got {value!r}")
 
 
 def _need_dict(params: Dict[str, Any], method: str, name: str) -> Dict[str, Any]:
