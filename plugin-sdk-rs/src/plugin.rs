@@ -506,10 +506,9 @@ impl Handler for Dispatcher {
         crate::panics::catching(|| self.route(request, method, params)).unwrap_or_else(|panic| {
             Err(RpcError::new(
                 ErrorKind::InternalError,
-                format!(
-                    "{} panicked while answering {method}: {}",
-                    self.plugin.name, panic.message
-                ),
+                // As the Python and Go SDKs answer an unexpected error: its type, then its words
+                // (the host already names the plugin and the method).
+                format!("panic: {}", panic.message),
             )
             .with_data("error_type", Value::String("panic".into()))
             .with_data("traceback", Value::String(panic.traceback)))

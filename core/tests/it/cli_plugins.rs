@@ -159,10 +159,15 @@ fn a_command_that_panics_or_exits_ends_agent_env_at_once() {
     }
     let out = child.wait_with_output().unwrap();
     assert_eq!(out.status.code(), Some(1), "{}", text(&out));
+    // A panic is a bug in the plugin: the error names it, then what panicked.
+    let said = stderr(&out);
     assert!(
-        stderr(&out).contains(
-            "agentenv-tools panicked while answering cli.run: the panic command panicked"
-        ),
+        said.contains("Error: plugin agentenv-tools ("),
+        "{}",
+        text(&out)
+    );
+    assert!(
+        said.contains(") failed while answering cli.run: panic: the panic command panicked"),
         "{}",
         text(&out)
     );

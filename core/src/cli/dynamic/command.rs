@@ -13,6 +13,7 @@ use crate::cli::{Exit, Failure, Terminal};
 use crate::config::plugins::plugin_settings;
 use crate::session::Session;
 use agent_env_host::{Ended, HostError, SpawnSpec};
+use agent_env_protocol::codes::ErrorKind;
 
 /// A command runs as long as the user lets it (Ctrl-C reaches the plugin, which shares the terminal).
 const COMMAND_TIMEOUT: Duration = Duration::from_secs(30 * 24 * 3600);
@@ -111,6 +112,10 @@ fn failed_call(error: &HostError, ended: Option<Ended>, verbose: bool) -> Exit {
         .with_code(code));
     }
     Err(match error.rpc_error() {
+        // The plugin's own failure (a panic, an exception it did not expect): a bug in it, so the
+        // host's sentence, which names the plugin, rather than its words alone.
+        Some(rpc) if rpc.kind() == Some(ErrorKind::InternalError) => Failure::new(error),
+        // A refusal is the command's own message to its user.
         Some(rpc) => Failure::new(&rpc.message),
         None => Failure::new(error),
     })
