@@ -160,11 +160,25 @@ fn ms(us: Option<u64>) -> Option<f64> {
     us.map(|us| (us as f64) / 1000.0)
 }
 
+/// How [`convert`]'s `ended` says a process ended after agent-env shut it down (nothing having
+/// failed), which [`exit_code_after_shutdown`] reads back.
+const AFTER_SHUTDOWN: &str = " after agent-env shut it down";
+
+/// The exit code, when it is not 0, of a process that exited after agent-env shut it down (nothing
+/// having failed): its work was done, so the report only warns of it
+/// ([`agent_env_host::shutdown_exit_warning`]).
+pub fn exit_code_after_shutdown(d: &ProcessDiagnosis) -> Option<i32> {
+    let code = d.exit_code.filter(|code| *code != 0)?;
+    let ended = d.ended.as_deref()?;
+    (d.failure.is_none() && ended == format!("exited with code {code}{AFTER_SHUTDOWN}"))
+        .then_some(code)
+}
+
 /// The host's diagnosis as the report shows it.
 pub fn convert(d: &Diagnosis) -> ProcessDiagnosis {
     let who = match (&d.failure, d.stopped_by_host) {
         (Some(f), _) if f.code == "exited-at-start" || f.code == "crashed" => " by itself",
-        (None, true) => " after agent-env shut it down",
+        (None, true) => AFTER_SHUTDOWN,
         (Some(_), true) => " after agent-env stopped it",
         _ => "",
     };
@@ -196,5 +210,48 @@ pub fn convert(d: &Diagnosis) -> ProcessDiagnosis {
             code: f.code.clone(),
             message: f.message.clone(),
         }),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn stopped(exit_code: i32, stopped_by_host: bool) -> Diagnosis {
+        Diagnosis {
+            package: "agentenv-x".into(),
+            manifest_path: String::new(),
+            argv: Vec::new(),
+            executable: None,
+            command_mode: false,
+            pid: Some(1),
+            protocol: Some(1),
+            plugin_version: None,
+            spawned_at_ms: None,
+            spawn_us: None,
+            initialize_us: None,
+            calls: 0,
+            noise_lines: 0,
+            noise_samples: Vec::new(),
+            stderr_captured: true,
+            stderr_lines: 0,
+            stderr_bytes: 0,
+            stderr_tail: String::new(),
+            state: "exited".into(),
+            exit_code: Some(exit_code),
+            signal: None,
+            stopped_by_host,
+            failure: None,
+        }
+    }
+
+    #[test]
+    fn only_a_code_other_than_0_after_agent_env_shut_it_down_is_kept() {
+        assert_eq!(
+            exit_code_after_shutdown(&convert(&stopped(1, true))),
+            Some(1)
+        );
+        assert_eq!(exit_code_after_shutdown(&convert(&stopped(0, true))), None);
+        assert_eq!(exit_code_after_shutdown(&convert(&stopped(1, false))), None);
     }
 }

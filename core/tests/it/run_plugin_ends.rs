@@ -462,3 +462,46 @@ fn a_host_request_sent_as_a_notification_is_warned_of() {
     let log = std::fs::read_to_string(newest_log(&s)).unwrap();
     assert!(log.contains(warning), "{log}");
 }
+
+/// A plugin that exits with code 1 after agent-env shut it down is warned of by `plugin list` and
+/// `plugin check`, on stderr and in `--json`'s `warnings`, with its stderr's last line; both still
+/// succeed and its status stays `ok`.
+#[test]
+fn plugin_list_and_check_warn_of_an_exit_code_after_shutdown() {
+    let s = Sandboxed::new();
+    mangled_plugin(&s, "shutdown-exit-1");
+    let warning = "plugin agentenv-mangled exited with code 1 after agent-env shut it down; \
+                   a plugin should exit with code 0 once its stdin closes; its stderr's last line: \
+                   'mangled: failed to flush my cache at shutdown'";
+    for command in ["list", "check"] {
+        let r = s.run(&["plugin", command]);
+        assert_eq!(r.code, 0, "plugin {command}: {}", r.both());
+        assert!(
+            r.stderr.contains(&format!("Warning: {warning}\n")),
+            "plugin {command}: {}",
+            r.both()
+        );
+        let r = s.run(&["plugin", command, "--json"]);
+        assert_eq!(r.code, 0, "plugin {command} --json: {}", r.both());
+        let doc: serde_json::Value = serde_json::from_str(&r.stdout).unwrap();
+        let warnings = doc["warnings"].as_array().cloned().unwrap_or_default();
+        assert!(
+            warnings.iter().any(|w| w == warning),
+            "plugin {command} --json: {doc:#}"
+        );
+    }
+    let listed: serde_json::Value =
+        serde_json::from_str(&s.run(&["plugin", "list", "--json"]).stdout).unwrap();
+    let (status, _, reason) =
+        crate::support::plugins::outcome(&listed, "agentenv-mangled", "mangled");
+    assert_eq!(status, "active", "{reason}: {listed:#}");
+    // A plugin that exits with code 0 is not warned of.
+    let clean = Sandboxed::new();
+    mangled_plugin(&clean, "");
+    let r = clean.run(&["plugin", "list"]);
+    assert!(
+        !r.stderr.contains("after agent-env shut it down"),
+        "{}",
+        r.both()
+    );
+}

@@ -37,6 +37,7 @@ pub(super) fn list(args: &ReportArgs, verbose: bool, session: &Session, term: &T
     let (registry, built) = collect(args, verbose, session, term);
     let mut warnings = session.take_plugin_warnings();
     warnings.extend(crate::report::noise::warnings(registry));
+    warnings.extend(crate::report::shutdown_exit::warnings(registry));
     warnings.extend(crate::report::unused::warnings(registry, None));
     warnings.extend(crate::report::provides_nothing::warnings(registry, None));
     for w in &warnings {
@@ -122,9 +123,11 @@ pub(super) fn check(args: &ReportArgs, verbose: bool, session: &Session, term: &
         term.warn(w);
     }
     let result = documents::check(&built.report);
-    // Unsafe plugin paths (as plugin list says them), bundles that cannot run and contributions no
-    // run uses: for a person on stderr, for a script in the document too.
+    // Unsafe plugin paths (as plugin list says them), plugins that exited with a code other than 0
+    // once shut down, bundles that cannot run and contributions no run uses: for a person on
+    // stderr, for a script in the document too.
     let mut warnings = session.take_plugin_warnings();
+    warnings.extend(crate::report::shutdown_exit::warnings(registry));
     warnings.extend(unrunnable_bundles(session));
     warnings.extend(crate::report::unused::warnings(registry, None));
     warnings.extend(crate::report::provides_nothing::warnings(registry, None));
