@@ -917,12 +917,13 @@ fn by_hand(args: &str) -> Sandbox {
         "by-hand.sh",
         &format!(
             r#"if [ "$AGENT_ENV_PLUGIN" != 1 ]; then echo "by-hand is an agent-env plugin" >&2; exit 2; fi
-codes=own; speaks=1; stray=0
+codes=own; speaks=1; stray=0; malformed=0
 while [ $# -gt 0 ]; do
   case "$1" in
     --codes) codes=$2; shift ;;
     --speaks) speaks=$2; shift ;;
     --stray-line) stray=1 ;;
+    --malformed-line) malformed=1 ;;
   esac
   shift
 done
@@ -940,7 +941,9 @@ while IFS= read -r line; do
     *'"method":"initialize"'*)
       if [ "$speaks" = 1 ]; then printf '{{"jsonrpc":"2.0","id":%s,"result":%s}}\n' "$id" '{result}'
       else printf '{{"jsonrpc":"2.0","id":%s,"error":{{"code":-32010,"message":"no protocol in common","data":{{"kind":"protocol-mismatch","supported":{{"min":%s,"max":%s}},"requested":{{"min":1,"max":1}}}}}}}}\n' "$id" "${{speaks%-*}}" "${{speaks#*-}}"; fi ;;
-    *'"method":"shutdown"'*) [ "$stray" = 1 ] && echo "by-hand: closing down"; printf '{{"jsonrpc":"2.0","id":%s,"result":null}}\n' "$id" ;;
+    *'"method":"shutdown"'*) [ "$stray" = 1 ] && echo "by-hand: closing down"
+      [ "$malformed" = 1 ] && printf '{{"id":%s,"result":null}}\n' "$id"
+      printf '{{"jsonrpc":"2.0","id":%s,"result":null}}\n' "$id" ;;
     *) printf '{{"jsonrpc":"2.0","id":%s,"error":{{"code":-32601,"message":"no such method"}}}}\n' "$id" ;;
   esac
 done
@@ -1000,6 +1003,26 @@ fn one_stray_line_on_stdout_is_said_in_the_singular() {
          only (point fd 1 at stderr, as the SDKs' serve does; with an SDK, look for output written before serve is called, \
          at import or in an init function)"
     );
+}
+
+/// A line meant as a protocol message that is none (no "jsonrpc") is told its defect by
+/// `stdout-clean`, not to point fd 1 at stderr.
+#[test]
+fn a_malformed_line_on_stdout_is_told_its_defect_not_to_go_to_stderr() {
+    let doc = by_hand(", \"--malformed-line\"")
+        .json(&["plugin", "verify", "agentenv-by-hand", "--json"], 1);
+    let said = message(&doc, "stdout-clean");
+    assert!(
+        said.starts_with(
+            "wrote 1 line on stdout meant as a protocol message but malformed: '{\"id\":"
+        ),
+        "{said}"
+    );
+    assert!(
+        said.ends_with("': it lacks \"jsonrpc\":\"2.0\": every message must carry it"),
+        "{said}"
+    );
+    assert!(!said.contains("stderr"), "{said}");
 }
 
 /// A manifest saying protocol 1 of a process that refuses the handshake saying it speaks 2-3: the

@@ -18,6 +18,7 @@ use std::time::{Duration, Instant};
 use agent_env_protocol::codes::ErrorKind;
 use agent_env_protocol::message::{Id, Message, RpcError};
 use agent_env_protocol::methods::{CANCEL_REQUEST, HOST_SETTINGS};
+use agent_env_protocol::peer::{classify as classify_malformed, Defect};
 use agent_env_protocol::version::MAX_MESSAGE_BYTES;
 use serde_json::{json, Map, Value};
 
@@ -29,6 +30,8 @@ use crate::spawn::{self, ChildIo, LaunchError};
 use crate::spec::SpawnSpec;
 use crate::stderr::StderrTail;
 
+use super::stdout_lines::StdoutLines;
+
 /// How long the kit waits, after a nested call arrives, for more of them (or for an answer the
 /// plugin should not send yet) before it answers them, last first.
 const NESTED_WINDOW: Duration = Duration::from_millis(100);
@@ -39,16 +42,15 @@ const STDERR_SETTLE: Duration = Duration::from_millis(250);
 /// The id the kit cancels that no request ever had.
 pub(crate) const NEVER_SENT_ID: &str = "agent-env-verify-never-sent";
 
-/// How many noise lines are kept as samples.
-const NOISE_SAMPLES: usize = 3;
-
 /// What the reader thread saw on the plugin's stdout.
 enum Incoming {
     Message(Message),
     /// An error answer with a null id: JSON-RPC's answer to a line that could not be read.
     Unattributed(RpcError),
-    /// A line that is not a protocol message.
+    /// A line not meant as a protocol message (its first bytes).
     Noise(String),
+    /// A line meant as a protocol message that is none (its first bytes), and what is wrong with it.
+    Malformed(String, Defect),
     /// End of file.
     Closed,
 }
@@ -114,8 +116,7 @@ pub(crate) struct Conversation {
     check_start: u64,
     next_id: i64,
     stdout_closed: bool,
-    noise_lines: usize,
-    noise_samples: Vec<String>,
+    noise: StdoutLines,
 }
 
 impl Conversation {
@@ -209,8 +210,7 @@ impl Conversation {
             check_start: 0,
             next_id: 0,
             stdout_closed: false,
-            noise_lines: 0,
-            noise_samples: Vec::new(),
+            noise: StdoutLines::default(),
         })
     }
 
@@ -377,6 +377,7 @@ impl Conversation {
             // the stream are handled by the caller, noise by `next`.
             Incoming::Message(Message::Notification { .. } | Message::Request { .. })
             | Incoming::Noise(_)
+            | Incoming::Malformed(..)
             | Incoming::Closed => {}
         }
     }
@@ -389,12 +390,8 @@ impl Conversation {
             }
             let wait = deadline.saturating_duration_since(Instant::now());
             match self.incoming.recv_timeout(wait) {
-                Ok(Incoming::Noise(line)) => {
-                    self.noise_lines += 1;
-                    if self.noise_samples.len() < NOISE_SAMPLES {
-                        self.noise_samples.push(line);
-                    }
-                }
+                Ok(Incoming::Noise(line)) => self.noise.stray(line),
+                Ok(Incoming::Malformed(line, defect)) => self.noise.malformed(line, defect),
                 Ok(Incoming::Closed) | Err(RecvTimeoutError::Disconnected) => {
                     self.stdout_closed = true;
                 }
@@ -464,9 +461,9 @@ impl Conversation {
         seen.lock().unwrap_or_else(|p| p.into_inner()).clone()
     }
 
-    /// Lines seen on stdout that were not protocol messages, and the first few of them.
-    pub(crate) fn noise(&self) -> (usize, &[String]) {
-        (self.noise_lines, &self.noise_samples)
+    /// Lines seen on stdout that were not protocol messages.
+    pub(crate) fn noise(&self) -> &StdoutLines {
+        &self.noise
     }
 
     /// The last `n` lines of the plugin's stderr.
@@ -612,7 +609,10 @@ fn classify(line: &[u8]) -> Incoming {
         Ok(message) => Incoming::Message(message),
         Err(_) => match unattributed_error(line) {
             Some(error) => Incoming::Unattributed(error),
-            None => Incoming::Noise(sample(line)),
+            None => match classify_malformed(line) {
+                Some(meant) => Incoming::Malformed(sample(line), meant.defect),
+                None => Incoming::Noise(sample(line)),
+            },
         },
     }
 }

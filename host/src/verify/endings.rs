@@ -8,7 +8,7 @@
 use std::time::{Duration, Instant};
 
 use super::conversation::Conversation;
-use super::wording::{count, quoting_stderr, tail_note};
+use super::wording::{quoting_stderr, tail_note};
 use super::{Check, Finding, Kit, TAIL_LINES};
 use crate::descendants::Descendant;
 use crate::exit::Ended;
@@ -96,13 +96,7 @@ impl Kit<'_> {
     /// Kills what is left of a run and keeps its noise and stderr.
     pub(super) fn end_run(&mut self, run: &mut Conversation, descendants: &[Descendant]) {
         run.kill(descendants);
-        let (lines, samples) = run.noise();
-        self.noise.0 += lines;
-        for s in samples {
-            if self.noise.1.len() < 3 {
-                self.noise.1.push(s.clone());
-            }
-        }
+        self.noise.add(run.noise());
         let tail = run.stderr_tail(20);
         if !tail.is_empty() {
             self.stderr_tail = tail;
@@ -132,25 +126,10 @@ impl Kit<'_> {
 
     pub(super) fn finish_stdout(&mut self) {
         let check = Check::StdoutClean;
-        let (lines, samples) = &self.noise;
-        let finding = if *lines == 0 {
+        let finding = if self.noise.is_clean() {
             Finding::passed(check, "every line on stdout was a protocol message")
         } else {
-            Finding::failed(
-                check,
-                format!(
-                    "wrote {} on stdout that {}: '{}'; stdout \
-                     carries protocol messages only (point fd 1 at stderr, as the SDKs' serve does; with an SDK, look for \
-                     output written before serve is called, at import or in an init function)",
-                    count(*lines, "line"),
-                    if *lines == 1 {
-                        "is not a protocol message"
-                    } else {
-                        "are not protocol messages, the first"
-                    },
-                    samples.first().map(String::as_str).unwrap_or("")
-                ),
-            )
+            Finding::failed(check, self.noise.problems())
         };
         self.findings.push(finding);
     }

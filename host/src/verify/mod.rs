@@ -12,7 +12,8 @@
 //! This file holds the entry point and the `Kit` the runs share (the findings so far, the
 //! handshake, what the runs left), with what several runs do: start the plugin and check its answer
 //! to `initialize`. A run speaks to the plugin through a `conversation`, which shows the wire as it
-//! is; `wording` says what went wrong in a finding's words.
+//! is (`stdout_lines` keeps what it wrote there that is no message); `wording` says what went wrong
+//! in a finding's words.
 
 mod command_mode;
 mod conversation;
@@ -22,6 +23,7 @@ mod finding;
 mod mid_session;
 mod session;
 mod spoken_protocol;
+mod stdout_lines;
 mod step;
 mod step_timeout;
 mod wording;
@@ -109,7 +111,7 @@ pub fn verify(
         stderr_tail: Vec::new(),
         leftovers: Vec::new(),
         exits_seen: 0,
-        noise: (0, Vec::new()),
+        noise: stdout_lines::StdoutLines::default(),
     };
     kit.findings.push(cookie::check(
         &kit.executable,
@@ -169,8 +171,8 @@ struct Kit<'a> {
     leftovers: Vec<String>,
     /// Runs that exited on their own (so that leftovers could be looked for).
     exits_seen: usize,
-    /// Noise lines on stdout over every run, and the first few.
-    noise: (usize, Vec<String>),
+    /// The lines on stdout over every run that were no protocol message.
+    noise: stdout_lines::StdoutLines,
 }
 
 impl Kit<'_> {
