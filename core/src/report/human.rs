@@ -359,6 +359,10 @@ fn process_lines(p: &ProcessDiagnosis) -> String {
         );
         for line in &p.noise_lines {
             let _ = writeln!(out, "            | {line}");
+            // A message gone wrong is no log line: what is wrong with it.
+            if let Some(meant) = agent_env_protocol::peer::classify(line.as_bytes()) {
+                let _ = writeln!(out, "              (meant as a message: {})", meant.defect);
+            }
         }
     }
     let tail: Vec<&str> = p.stderr_tail.lines().collect();

@@ -828,3 +828,43 @@ fn plugin_list_counts_the_failed_packages_past_the_first_few() {
     let list = String::from_utf8_lossy(&out.stdout);
     assert_eq!(list.matches("failed").count(), 50, "{list}");
 }
+
+/// `plugin show` names the defect of a stdout line meant as a protocol message (here one without
+/// "jsonrpc"), under the line itself; a log line gets no such note.
+#[test]
+fn show_names_the_defect_of_a_stdout_line_meant_as_a_message() {
+    let sb = Sandbox::new();
+    let script = sb.script(
+        "malformed",
+        r#"echo "hello from a stray print"
+echo '{"id":7,"error":{"code":1,"message":"not yet"}}'
+IFS= read -r line
+printf '%s\n' '{"jsonrpc":"2.0","id":1,"result":{"protocol":1,"plugin":{"name":"agentenv-malformed","version":"1"},"contributions":[{"group":"envs","name":"malformed_env","type":"malformed_env","class":"MalformedEnv","methods":["from_dict"]}]}}'
+while IFS= read -r line; do
+  rest=${line#*\"id\":}
+  id=${rest%%[!0-9]*}
+  [ -n "$id" ] && printf '{"jsonrpc":"2.0","id":%s,"result":null}\n' "$id"
+done
+"#,
+    );
+    sb.plugin_dir_manifest(
+        "malformed",
+        &format!(
+            "{}[provides.envs]\nmalformed_env = \"MalformedEnv\"\n",
+            plugin_table(
+                "agentenv-malformed",
+                "1",
+                &format!("[\"/bin/sh\", \"{}\"]", script.display())
+            )
+        ),
+    );
+    let human = sb.stdout(&["plugin", "show", "agentenv-malformed"], 0);
+    assert!(
+        human.contains(
+            "  stdout:   2 line(s) that are not protocol messages:\n            | hello from a stray print\n            \
+             | {\"id\":7,\"error\":{\"code\":1,\"message\":\"not yet\"}}\n              \
+             (meant as a message: it lacks \"jsonrpc\":\"2.0\": every message must carry it)\n"
+        ),
+        "{human}"
+    );
+}
