@@ -505,3 +505,32 @@ fn plugin_list_and_check_warn_of_an_exit_code_after_shutdown() {
         r.both()
     );
 }
+
+/// A host.* request the plugin sends without "jsonrpc" but with an id and a method is answered at
+/// once, under its id, with an invalid-request error (-32600) naming the defect, not left waiting
+/// for an answer until the plugin's own timeout; the run's noise warning names it too.
+#[test]
+fn a_malformed_host_request_is_answered_with_invalid_request() {
+    let s = Sandboxed::new();
+    mangled_plugin(&s, "exec-host-no-jsonrpc");
+    let began = Instant::now();
+    let r = s
+        .command(&["run", "./mangled", "-v"])
+        .env("AGENT_ENV_PLUGIN_CALL_TIMEOUT", "30")
+        .output()
+        .map(Ran::from)
+        .unwrap();
+    assert!(began.elapsed() < Duration::from_secs(20), "{}", r.both());
+    let log = std::fs::read_to_string(newest_log(&s)).unwrap();
+    let seen = format!("{}\n{log}", r.both());
+    assert!(
+        seen.contains(
+            r#"mangled: host answered: {"jsonrpc":"2.0","id":"h1","error":{"code":-32600,"message":"the request host.store.object.exists was not run: it lacks \"jsonrpc\":\"2.0\": every message must carry it""#
+        ),
+        "{seen}"
+    );
+    assert!(
+        seen.contains("meant as one: it lacks \"jsonrpc\":\"2.0\""),
+        "{seen}"
+    );
+}

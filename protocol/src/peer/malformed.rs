@@ -8,7 +8,8 @@
 
 use serde_json::{Map, Value};
 
-use crate::message::Id;
+use crate::codes::ErrorKind;
+use crate::message::{Id, RpcError};
 
 /// What is wrong with a line meant as a message.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -59,6 +60,42 @@ pub struct Malformed {
     pub id: Option<Id>,
     /// Whether it names a method (a request or a notification), not an answer.
     pub has_method: bool,
+}
+
+/// The answer to `line`, a request meant as one that is none (`malformed`), when its id can be
+/// read: an invalid-request error (-32600) naming the defect, under that id, so the side that sent
+/// it hears at once that it was not run rather than waiting out its timeout (JSON-RPC answers a
+/// request with a readable id). `None` for an answer or a notification, and for a request with no
+/// readable id.
+pub fn refusal(line: &[u8], malformed: &Malformed) -> Option<(Id, RpcError)> {
+    if !malformed.has_method {
+        return None;
+    }
+    let id = malformed.id.clone()?;
+    let body = line.strip_prefix(b"\xEF\xBB\xBF").unwrap_or(line);
+    let method = match serde_json::from_slice::<Value>(body).ok()? {
+        Value::Object(obj) => obj
+            .get("method")
+            .and_then(Value::as_str)
+            .map(str::to_string),
+        Value::Array(items) => items
+            .first()
+            .and_then(|m| m.get("method"))
+            .and_then(Value::as_str)
+            .map(str::to_string),
+        _ => None,
+    };
+    let what = match method {
+        Some(method) => format!("the request {method} was not run"),
+        None => "the request was not run".to_string(),
+    };
+    Some((
+        id,
+        RpcError::new(
+            ErrorKind::InvalidRequest,
+            format!("{what}: {}", malformed.defect),
+        ),
+    ))
 }
 
 /// Members only a JSON-RPC message has.
@@ -237,6 +274,23 @@ mod tests {
             defect(r#"{"jsonrpc":"2.0","id":null,"result":{"metadata":{"a":"aaaa"#),
             Some(Defect::NullId)
         );
+    }
+
+    #[test]
+    fn a_malformed_request_with_a_readable_id_is_refused_under_it() {
+        let line = br#"{"id":"h1","method":"host.store.object.exists","params":{}}"#;
+        let malformed = classify(line).unwrap();
+        let (id, error) = refusal(line, &malformed).unwrap();
+        assert_eq!(id, Id::Text("h1".into()));
+        assert_eq!(error.code, -32600);
+        assert_eq!(
+            error.message,
+            "the request host.store.object.exists was not run: it lacks \"jsonrpc\":\"2.0\": every message must carry it"
+        );
+        let answer = br#"{"id":3,"result":{}}"#;
+        assert_eq!(refusal(answer, &classify(answer).unwrap()), None);
+        let no_id = br#"{"jsonrpc":"1.0","method":"host.x","params":{}}"#;
+        assert_eq!(refusal(no_id, &classify(no_id).unwrap()), None);
     }
 
     #[test]

@@ -47,7 +47,7 @@ mod readiness;
 
 pub use config::{PeerConfig, ReaderMode};
 pub use errors::{CallError, CloseReason};
-pub use malformed::{classify, Defect, Malformed};
+pub use malformed::{classify, refusal, Defect, Malformed};
 pub use noise::{sample_of, NoiseStats, NOISE_SAMPLES_KEPT, NOISE_SAMPLE_BYTES};
 
 use line_reader::{LineRead, LineReader, KEEP_BUFFER_BYTES};
@@ -742,9 +742,10 @@ impl Peer {
         }
     }
 
-    /// A line meant as a message that is none: kept as noise with its defect, and, when it is an
+    /// A line meant as a message that is none: kept as noise with its defect; when it is an
     /// answer whose call can be told (by its id, or as the one call waiting), that call fails now
-    /// with the defect rather than waiting out its timeout.
+    /// with the defect rather than waiting out its timeout, and when it is a request with a
+    /// readable id, it is answered with an invalid-request error naming the defect.
     fn malformed(&self, line: &[u8], malformed: Malformed) {
         self.record_noise(line, false);
         let mut state = lock(&self.inner.state);
@@ -752,6 +753,14 @@ impl Peer {
             state.noise.malformed = Some((malformed.clone(), sample_of(line)));
         }
         if malformed.has_method {
+            drop(state);
+            // A request with a readable id is refused under it, so its sender need not wait.
+            if let Some((id, error)) = refusal(line, &malformed) {
+                let _ = self.send(&Message::Response {
+                    id,
+                    result: Err(error),
+                });
+            }
             return;
         }
         let waiting: Vec<&Id> = state

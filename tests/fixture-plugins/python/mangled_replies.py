@@ -14,6 +14,8 @@ as its first argument says, at `initialize` (modes `init-*`) or at `execute` (mo
     oversized     a reply over the 64 MiB maximum message size
     exit-zero     (exec only) exit with code 0 without answering
     host-null     (exec only) send host.store.object.exists with "id": null, then wait
+    host-no-jsonrpc (exec only) send host.store.object.exists with the id "h1" but no "jsonrpc",
+                  write the answer it gets to stderr ("mangled: host answered: ..."), then answer
     shutdown-exit-1 (any prefix) answer everything, then exit with code 1 after `shutdown`
 
 The package is `agentenv-mangled`; it provides the task step type `mangled`.
@@ -88,6 +90,17 @@ for line in sys.stdin:
             call_id = message.get("params", {}).get("call_id", id_)
             write(json.dumps({"jsonrpc": "2.0", "id": None, "method": "host.store.object.exists",
                               "params": {"call_id": call_id, "key": "k"}}).encode() + b"\n")
+            continue
+        if MODE == "exec-host-no-jsonrpc":
+            call_id = message.get("params", {}).get("call_id", id_)
+            write(json.dumps({"id": "h1", "method": "host.store.object.exists",
+                              "params": {"call_id": call_id, "key": "k"}}).encode() + b"\n")
+            for answer in sys.stdin:
+                if json.loads(answer).get("id") == "h1":
+                    sys.stderr.write("mangled: host answered: " + answer.strip() + "\n")
+                    sys.stderr.flush()
+                    break
+            reply(id_, {"metadata": {}})
             continue
         if MODE.startswith("exec-"):
             mangled(MODE[len("exec-"):], id_, {"metadata": {}})
