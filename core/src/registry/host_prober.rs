@@ -161,7 +161,7 @@ fn ms(us: Option<u64>) -> Option<f64> {
 }
 
 /// How [`convert`]'s `ended` says a process ended after agent-env shut it down (nothing having
-/// failed), which [`exit_code_after_shutdown`] reads back.
+/// failed).
 const AFTER_SHUTDOWN: &str = " after agent-env shut it down";
 
 /// The exit code, when it is not 0, of a process that exited after agent-env shut it down (nothing
@@ -169,9 +169,7 @@ const AFTER_SHUTDOWN: &str = " after agent-env shut it down";
 /// ([`agent_env_host::shutdown_exit_warning`]).
 pub fn exit_code_after_shutdown(d: &ProcessDiagnosis) -> Option<i32> {
     let code = d.exit_code.filter(|code| *code != 0)?;
-    let ended = d.ended.as_deref()?;
-    (d.failure.is_none() && ended == format!("exited with code {code}{AFTER_SHUTDOWN}"))
-        .then_some(code)
+    (d.failure.is_none() && d.stopped_by_host).then_some(code)
 }
 
 /// The host's diagnosis as the report shows it.
@@ -210,6 +208,7 @@ pub fn convert(d: &Diagnosis) -> ProcessDiagnosis {
             code: f.code.clone(),
             message: f.message.clone(),
         }),
+        stopped_by_host: d.stopped_by_host,
     }
 }
 

@@ -59,6 +59,10 @@ pub struct ProcessDiagnosis {
     pub ended: Option<String>,
     /// What went wrong with it, if anything.
     pub failure: Option<FailureInfo>,
+    /// Whether it ended because agent-env shut it down or stopped it (said in `ended`; kept here
+    /// for the report's warnings, not printed as a key of its own).
+    #[serde(skip)]
+    pub stopped_by_host: bool,
 }
 
 /// A failure as a diagnosis records it.
