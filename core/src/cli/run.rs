@@ -190,6 +190,14 @@ pub fn run(args: RunArgs, verbose: bool, session: &Session, term: &Terminal) -> 
         quiet,
     };
     watch.run(session, term, |out, observer| {
+        // A bundle run reads and writes the @local stores: what they have to warn of is the run's.
+        let state_root = session.paths().state_root();
+        for message in crate::run::local_stores::warnings(&state_root) {
+            observer.event(&RunEvent::Warning {
+                task_path: None,
+                message,
+            });
+        }
         run_bundle_observed(session, &request, out, observer)
     })
 }

@@ -4,11 +4,15 @@
 //!
 //! Nothing touches disk until the first write; reads of a store that was never written find nothing, so
 //! `--dry-run` leaves no trace. The database is opened once, on first use, and shared by every task.
+//!
+//! A `local.db` a full disk or a bad copy left at 0 bytes reads as empty and is written over by the
+//! run's first write: [`warnings`] says so before the run starts, for the run to show as its own.
 
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use super::run_stores::RunStores;
+use crate::stores::local::sqlite_docs::emptied;
 use crate::stores::local::{LocalFilesystemObjectStore, LocalSqliteDocumentStore};
 
 /// `<state root>/document_store/local.db`.
@@ -19,6 +23,17 @@ pub fn local_db_path(state_root: &Path) -> PathBuf {
 /// `<state root>/object_store`.
 pub fn local_object_root(state_root: &Path) -> PathBuf {
     crate::paths::local_objects_root(state_root)
+}
+
+/// What a run using the @local stores under `state_root` is to warn of before it starts: a
+/// `local.db` emptied to 0 bytes ([`emptied`]), whose records the run does not find and whose file
+/// its first write makes a new, empty store of (what the store says when written to).
+pub fn warnings(state_root: &Path) -> Vec<String> {
+    let db = local_db_path(state_root);
+    match emptied::is_emptied(&db) {
+        true => vec![emptied::warning(&db)],
+        false => Vec::new(),
+    }
 }
 
 /// Opens (lazily) the @local document and object stores under `state_root`.

@@ -1576,3 +1576,43 @@ fn an_emptied_local_store_is_said_and_left_as_it_is() {
         listed.both()
     );
 }
+
+/// A run on a local.db cut to 0 bytes says so as one of its warnings, on the terminal, in --json's
+/// warnings and in its log, before it writes a new store there: its earlier records are not found.
+#[test]
+fn a_run_on_an_emptied_local_store_warns_of_it() {
+    let s = Sandboxed::new();
+    let ran = s.run(&["run", "hello", "-q"]);
+    assert_eq!(ran.code, 0, "{}", ran.both());
+    assert!(!ran.stderr.contains("0 bytes"), "{}", ran.both());
+    let db = s.local_db();
+    std::fs::write(&db, "").unwrap();
+    for aside in ["local.db-wal", "local.db-shm"] {
+        let _ = std::fs::remove_file(db.with_file_name(aside));
+    }
+    let said = format!(
+        "{} is empty (0 bytes), so the records it held are not there: it was probably cut short by a full disk or a bad copy; put it back from a backup, or remove it",
+        db.display()
+    );
+    let ran = s.run(&["run", "hello", "--json"]);
+    assert_eq!(ran.code, 0, "{}", ran.both());
+    assert!(
+        ran.stderr.contains(&format!("Warning: {said}")),
+        "{}",
+        ran.both()
+    );
+    let doc: Value = serde_json::from_str(&ran.stdout).unwrap();
+    let warnings = doc["warnings"].as_array().unwrap();
+    assert!(
+        warnings
+            .iter()
+            .any(|w| w["path"].is_null() && w["message"].as_str().unwrap().starts_with(&said)),
+        "{doc}"
+    );
+    let log = std::fs::read_to_string(doc["log"].as_str().unwrap()).unwrap();
+    assert!(log.contains(&format!("Warning: {said}")), "{log}");
+    // The run wrote a store there: the next one finds it and says nothing.
+    let again = s.run(&["run", "hello", "-q"]);
+    assert_eq!(again.code, 0, "{}", again.both());
+    assert!(!again.stderr.contains("0 bytes"), "{}", again.both());
+}
