@@ -195,3 +195,30 @@ fn artifact_files_with_no_room_say_what_was_stored_and_what_to_do() {
         "{stderr}"
     );
 }
+
+/// A run whose state folder is on a disk full from the start cannot make the object store's folder:
+/// it is told to free space on that file system (or to move the state folder to one with room),
+/// not to point it at a writable place, which it is.
+#[test]
+fn a_state_folder_full_from_the_start_is_told_to_make_room() {
+    let s = Sandboxed::new();
+    let Some(_mounted) = Mounted::tmpfs(&s.dir.path().join("state"), "1m") else {
+        eprintln!("skipped: a tmpfs cannot be mounted here (needs root and mount)");
+        return;
+    };
+    fill(&s.dir.path().join("state").join("filler"));
+    let ran = s.run(&["run", "hello"]);
+    assert_ne!(ran.code, 0, "{}", ran.both());
+    assert!(
+        ran.stderr.contains("Cannot create the local state directory ")
+            && ran.stderr.contains("No space left on device")
+            && ran.stderr.contains("; free space on the file system it is on, or point XDG_STATE_HOME (or the store's config) at a file system with room"),
+        "{}",
+        ran.both()
+    );
+    assert!(
+        !ran.stderr.contains("at a writable place"),
+        "{}",
+        ran.both()
+    );
+}

@@ -124,9 +124,17 @@ fn kernel_file_system(path: &std::ffi::CStr) -> Option<&'static str> {
         .map(|(_, name)| *name)
 }
 
+/// Why `dir` could not be made, and what to do: on a full disk (or a used-up quota) make room there,
+/// else point the state folder at a place this user may write.
 fn cannot_create(dir: &Path, err: &std::io::Error) -> StoreError {
+    let what_to_do = match err.raw_os_error() {
+        Some(libc::ENOSPC | libc::EDQUOT) => {
+            "free space on the file system it is on, or point XDG_STATE_HOME (or the store's config) at a file system with room"
+        }
+        _ => "point XDG_STATE_HOME (or the store's config) at a writable place",
+    };
     StoreError::Config(format!(
-        "Cannot create the local state directory {}: {err}; point XDG_STATE_HOME (or the store's config) at a writable place",
+        "Cannot create the local state directory {}: {err}; {what_to_do}",
         dir.display()
     ))
 }
@@ -164,6 +172,24 @@ mod tests {
         assert!(
             check_makeable(&file).is_err(),
             "a file is not a folder either"
+        );
+    }
+
+    #[test]
+    fn a_full_disk_is_told_to_make_room_not_to_move_elsewhere() {
+        let dir = Path::new("/state/object_store");
+        for code in [libc::ENOSPC, libc::EDQUOT] {
+            let said = cannot_create(dir, &std::io::Error::from_raw_os_error(code)).to_string();
+            assert!(
+                said.ends_with("; free space on the file system it is on, or point XDG_STATE_HOME (or the store's config) at a file system with room"),
+                "{said}"
+            );
+            assert!(!said.contains("writable place"), "{said}");
+        }
+        let denied = cannot_create(dir, &std::io::Error::from_raw_os_error(libc::EACCES));
+        assert!(
+            denied.to_string().contains("at a writable place"),
+            "{denied}"
         );
     }
 
