@@ -105,6 +105,13 @@ impl Workflow {
         }
     }
 
+    /// The run has ended without writing a line to its log: `log` names no file.
+    fn forget_run_log(&self) {
+        if let Ok(mut log) = self.run_log.lock() {
+            *log = None;
+        }
+    }
+
     /// The run log, when the run has written one (a run refused before anything happened has none,
     /// and the oldest logs are removed as new ones are made).
     pub fn run_log(&self) -> Option<PathBuf> {
@@ -370,6 +377,14 @@ fn run_workflow(workflow: &Workflow, env: Environment, slots: &Slots, stopping: 
         workflow
             .log
             .note(&format!("warning: {why}; the run went on without a log"));
+    }
+    // A write the log stopped taking (a full disk), as `agent-env run` says it.
+    if let Some(why) = run_log.cut_short() {
+        workflow.log.note(&format!("warning: {why}"));
+    }
+    // A log that holds nothing of the run is not pointed at.
+    if !run_log.written() {
+        workflow.forget_run_log();
     }
     // Whole on disk before the workflow says it is done.
     run_log.flush();

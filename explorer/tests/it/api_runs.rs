@@ -1389,3 +1389,58 @@ fn a_seed_value_that_would_run_as_shell_code_is_refused_and_nothing_runs() {
     });
     assert_eq!(done["status"], "finished", "{done}");
 }
+
+/// A run whose log finds no room (its folder on a full disk) says so in the workflow's lines, as
+/// `agent-env run` says it, and its `log` names no file, since the one made holds nothing of it.
+#[test]
+fn a_run_log_a_full_disk_cut_short_is_warned_of_and_not_pointed_at() {
+    use std::process::Command;
+    let world = World::new();
+    let logs = world.state_root().join("logs");
+    std::fs::create_dir_all(&logs).unwrap();
+    let mounted = Command::new("mount")
+        .args(["-t", "tmpfs", "-o", "size=256k", "tmpfs"])
+        .arg(&logs)
+        .output()
+        .is_ok_and(|out| out.status.success());
+    if !mounted {
+        eprintln!("skipped: a tmpfs cannot be mounted here (needs root and mount)");
+        return;
+    }
+    /// Unmounts the tmpfs at the end, whatever the test finds.
+    struct Unmount(std::path::PathBuf);
+    impl Drop for Unmount {
+        fn drop(&mut self) {
+            let _ = Command::new("umount").arg(&self.0).status();
+        }
+    }
+    let _unmount = Unmount(logs.clone());
+    {
+        use std::io::Write;
+        let mut filler = std::fs::File::create(logs.join("filler")).unwrap();
+        let block = vec![0u8; 4096];
+        while filler.write_all(&block).is_ok() {}
+        let _ = filler.sync_all();
+    }
+    let server = Explorer::start(&world);
+    let started = server
+        .post("/api/v1/bundles/hello/run", "{}")
+        .expect(200)
+        .json();
+    let id = started["workflow_id"].as_str().unwrap();
+    let done = server.poll(&format!("/api/v1/workflows/{id}"), |w| w["done"] == true);
+    assert_eq!(done["status"], "finished", "{done}");
+    let text: Vec<&str> = done["lines"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|l| l["text"].as_str().unwrap())
+        .collect();
+    assert!(
+        text.iter().any(|l| l.starts_with("warning: cannot write the run log ")
+            && l.contains("No space left on device")
+            && l.contains("so it holds nothing of this run; free space on the file system that holds it for the next run's log")),
+        "{text:?}"
+    );
+    assert_eq!(done["log"], Value::Null, "{done}");
+}
