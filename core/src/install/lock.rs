@@ -1,7 +1,8 @@
 //! One change at a time: `<state root>/locks/plugin-<first 16 hex of sha256(plugins dir)>.lock`, held with an
 //! exclusive `flock` for as long as the [`ChangeLock`] lives. A change finding it held fails at once, or
-//! (`--wait`) asks again every 100 ms until it is free; a signal meanwhile ends the process as it would
-//! anywhere before a change starts, with nothing changed.
+//! (`--wait`) asks again every 100 ms until it is free, and says it waits once the wait has lasted as
+//! long as a run's does before it says so ([`SAY_WAITING_AFTER`]); a signal meanwhile ends the process
+//! as it would anywhere before a change starts, with nothing changed.
 
 use std::fs::{DirBuilder, File, OpenOptions};
 use std::io::Write;
@@ -12,6 +13,7 @@ use std::path::{Path, PathBuf};
 use sha2::{Digest, Sha256};
 
 use super::error::InstallError;
+use crate::run::recorder::SAY_WAITING_AFTER;
 
 /// The held lock; dropping it (or the process ending) releases it.
 #[derive(Debug)]
@@ -27,13 +29,15 @@ pub fn lock_path(plugins_dir: &Path, locks_dir: &Path) -> PathBuf {
     locks_dir.join(format!("plugin-{}.lock", &hex[..16]))
 }
 
-/// What a change waiting for the lock is told, once: the lock file, and the pid of the process that
-/// holds it when that process wrote it there.
+/// What a change waiting for the lock is told, once the wait has lasted [`SAY_WAITING_AFTER`]: the
+/// lock file, and the pid of the process that holds it when that process wrote it there (read then,
+/// so a change that had just taken the lock has written it).
 pub type Waiting<'a> = &'a dyn Fn(&Path, Option<u32>);
 
 /// Takes the lock (and writes this process's pid in its file, for a change that waits to name), or
-/// says another change holds it; with `waiting` (told once, when the lock is held), waits for it
-/// instead.
+/// says another change holds it; with `waiting`, waits for it instead, and tells `waiting` once when
+/// the wait has lasted [`SAY_WAITING_AFTER`]: changes started together take the lock from each other
+/// for moments, which are not worth a line each.
 pub fn acquire(
     plugins_dir: &Path,
     locks_dir: &Path,
@@ -60,6 +64,7 @@ pub fn acquire(
         .custom_flags(libc::O_NOFOLLOW | libc::O_CLOEXEC)
         .open(&path)
         .map_err(fail)?;
+    let waiting_since = std::time::Instant::now();
     let mut told = false;
     loop {
         // SAFETY: flock on a descriptor this function owns; no memory is shared.
@@ -77,7 +82,7 @@ pub fn acquire(
         let Some(waiting) = waiting else {
             return Err(InstallError::Busy);
         };
-        if !told {
+        if !told && waiting_since.elapsed() >= SAY_WAITING_AFTER {
             let holder = std::fs::read_to_string(&path)
                 .ok()
                 .and_then(|text| text.trim().parse::<u32>().ok());

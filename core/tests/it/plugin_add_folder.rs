@@ -479,7 +479,7 @@ fn a_second_change_is_refused_while_the_lock_is_held() {
         "{first}"
     );
     assert!(waiting.try_wait().unwrap().is_none(), "it waits");
-    // With --json too the wait is said on stderr as it begins (and is in the document's notes).
+    // With --json too the wait is said on stderr, a second in (and is in the document's notes).
     let mut waiting_json = sb
         .command(&[
             "plugin",
@@ -843,4 +843,73 @@ fn a_manifest_that_does_not_load_is_refused_with_its_fault() {
         "{err}"
     );
     assert!(tree(&sb.plugins_dir()).is_empty(), "nothing copied: {out}");
+}
+
+/// A change that waits for the lock says so only once the wait has lasted a second, as a run's wait
+/// for a bundle's locks does: changes started together take it from each other for moments. Read
+/// then, the line names the pid the holder has written by then.
+#[test]
+fn only_a_wait_that_lasts_for_the_change_lock_is_said_and_it_names_the_holder() {
+    use std::io::Write;
+    use std::os::fd::AsRawFd;
+    use std::os::unix::fs::OpenOptionsExt;
+    let sb = Sandbox::new();
+    let locks = sb.dir().join("home/.local/state/agent-env/locks");
+    std::fs::create_dir_all(&locks).unwrap();
+    let digest = {
+        use sha2::Digest;
+        hex::encode(sha2::Sha256::digest(
+            sb.plugins_dir().as_os_str().as_encoded_bytes(),
+        ))
+    };
+    let path = locks.join(format!("plugin-{}.lock", &digest[..16]));
+    let hold = || {
+        let file = std::fs::OpenOptions::new()
+            .create(true)
+            .truncate(true)
+            .write(true)
+            .mode(0o600)
+            .open(&path)
+            .unwrap();
+        let rc = unsafe { libc::flock(file.as_raw_fd(), libc::LOCK_EX | libc::LOCK_NB) };
+        assert_eq!(rc, 0);
+        file
+    };
+    let src = fixture_dir("folder-plugin");
+    let add = ["plugin", "add", src.to_str().unwrap(), "--yes", "--wait"];
+
+    let held = hold();
+    let brief = sb
+        .command(&add)
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    std::thread::sleep(std::time::Duration::from_millis(100));
+    drop(held);
+    let out = brief.wait_with_output().unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr).into_owned();
+    assert_eq!(out.status.code(), Some(0), "{stderr}");
+    assert!(!stderr.contains("waiting for"), "{stderr}");
+
+    // The holder writes its pid after the waiter started: the line, said a second in, names it.
+    let held = hold();
+    let mut waiting = sb
+        .command(&add)
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    writeln!(&held, "4242").unwrap();
+    let mut stderr = std::io::BufReader::new(waiting.stderr.take().unwrap());
+    let mut first = String::new();
+    std::io::BufRead::read_line(&mut stderr, &mut first).unwrap();
+    assert!(
+        first.starts_with("waiting for another `agent-env plugin add` or `remove` to finish changing this environment (pid 4242 holds "),
+        "{first}"
+    );
+    drop(held);
+    let rest = std::io::read_to_string(stderr).unwrap();
+    assert_eq!(waiting.wait().unwrap().code(), Some(0), "{first}{rest}");
+    assert!(!rest.contains("waiting for"), "said once: {rest}");
 }
