@@ -176,15 +176,16 @@ impl RunObserver for RunView {
                 stream,
                 line,
             } if self.verbose => {
-                // Which task a line is about, when the run has several.
-                let at = step
-                    .as_ref()
-                    .filter(|_| {
-                        self.several_tasks
-                            .load(std::sync::atomic::Ordering::Relaxed)
-                    })
-                    .map(|s| format!(" [{}]", s.task_path))
-                    .unwrap_or_default();
+                // Which step a line is about, as the run's log says it: with its task when the
+                // run has several.
+                let several = self
+                    .several_tasks
+                    .load(std::sync::atomic::Ordering::Relaxed);
+                let at = match step {
+                    Some(s) if several => format!(" [{}] {}", s.task_path, s.step_id),
+                    Some(s) => format!(" {}", s.step_id),
+                    None => String::new(),
+                };
                 let text = match stream {
                     PluginStream::Stderr => format!("[{package}]{at} {line}"),
                     PluginStream::Log { level } => format!("[{package}]{at} {level}: {line}"),

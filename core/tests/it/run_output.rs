@@ -51,7 +51,7 @@ fn only_log(s: &Sandboxed) -> (std::path::PathBuf, String) {
 }
 
 /// With several tasks running one plugin's steps at once, a `$/log` line naming its call says which
-/// task it is about, on the terminal (`-v`) and in the log.
+/// task and step it is about, on the terminal (`-v`) and in the log, in the same order.
 #[test]
 fn with_several_tasks_a_plugins_log_line_names_its_task() {
     let s = Sandboxed::new();
@@ -66,7 +66,7 @@ fn with_several_tasks_a_plugins_log_line_names_its_task() {
     assert_eq!(r.code, 0, "{}{}", r.stdout, r.stderr);
     let (_, log) = only_log(&s);
     for task in ["tasks/a.json", "tasks/b.json"] {
-        let shown = format!("[{PACKAGE}] [{task}] warning: chatty: a log line");
+        let shown = format!("[{PACKAGE}] [{task}] talk warning: chatty: a log line");
         assert!(
             r.stderr.contains(&shown),
             "{shown:?} missing:\n{}",
@@ -122,7 +122,8 @@ fn a_panicking_rust_step_shows_its_output_with_verbose_and_keeps_all_of_it() {
     // With -v: the plugin's stderr and log lines, the progress and the traceback, on stderr.
     for expected in [
         format!("[{PACKAGE}] chatty: a line on stderr"),
-        format!("[{PACKAGE}] warning: chatty: a log line"),
+        // One task: its step, as the log names it, without the task.
+        format!("[{PACKAGE}] talk warning: chatty: a log line"),
         "[tasks/c.json] talk 1/3 (33%) warming up".to_string(),
         "[tasks/c.json] talk 3/3 (100%) done".to_string(),
         "    panicked at ".to_string(),
