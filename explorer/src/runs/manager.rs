@@ -12,6 +12,8 @@ use std::time::{Duration, Instant};
 use agent_env::environment::Environment;
 use agent_env::output::Output;
 use agent_env::run::cancel::Cancel;
+use agent_env::run::events::{RunEvent, RunObserver};
+use agent_env::run::local_stores;
 use agent_env::run::run_log::RunLog;
 use agent_env::run::{run_bundle_pinned, RunError, RunRequest, RunStatus, Stopping};
 use agent_env::session::Session;
@@ -362,6 +364,14 @@ fn run_workflow(workflow: &Workflow, env: Environment, slots: &Slots, stopping: 
         .as_ref()
         .map(Pin::versions)
         .unwrap_or_default();
+    // A bundle run reads and writes the @local stores: what they have to warn of is the run's.
+    for message in local_stores::warnings(&session.paths().state_root()) {
+        workflow.log.note(&format!("warning: {message}"));
+        run_log.event(&RunEvent::Warning {
+            task_path: None,
+            message,
+        });
+    }
     let ran = run_bundle_pinned(
         &session,
         &request_of(workflow),

@@ -1444,3 +1444,40 @@ fn a_run_log_a_full_disk_cut_short_is_warned_of_and_not_pointed_at() {
     );
     assert_eq!(done["log"], Value::Null, "{done}");
 }
+
+/// A run on a local.db cut to 0 bytes says so in its workflow's lines and its log, as `agent-env
+/// run` does, before it writes a new store there.
+#[test]
+fn a_run_on_an_emptied_local_store_warns_of_it() {
+    let world = World::new();
+    world.run_hello();
+    let db = world.state_root().join("document_store").join("local.db");
+    std::fs::write(&db, "").unwrap();
+    for aside in ["local.db-wal", "local.db-shm"] {
+        let _ = std::fs::remove_file(db.with_file_name(aside));
+    }
+    let server = Explorer::start(&world);
+    let started = server
+        .post("/api/v1/bundles/hello/run", "{}")
+        .expect(200)
+        .json();
+    let id = started["workflow_id"].as_str().unwrap();
+    let done = server.poll(&format!("/api/v1/workflows/{id}"), |w| w["done"] == true);
+    assert_eq!(done["status"], "finished", "{done}");
+    let said = format!(
+        "warning: {} is empty (0 bytes), so the records it held are not there",
+        db.display()
+    );
+    let text: Vec<&str> = done["lines"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|l| l["text"].as_str().unwrap())
+        .collect();
+    assert!(text.iter().any(|l| l.starts_with(&said)), "{text:?}");
+    let log = std::fs::read_to_string(done["log"].as_str().unwrap()).unwrap();
+    assert!(
+        log.contains(&format!("Warning: {}", &said["warning: ".len()..])),
+        "{log}"
+    );
+}
