@@ -20,6 +20,7 @@ use crate::run::cancel::Cancel;
 use crate::run::events::{RunEvent, RunObserver};
 use crate::run::ledger::{self, Decision, Inputs};
 use crate::run::plan::Plan;
+use crate::run::recorder::SAY_WAITING_AFTER;
 use crate::run::run_stores::RunStores;
 use crate::stores::{Document, StoreError};
 
@@ -779,10 +780,6 @@ fn names_file(path: &Path, file: &File) -> bool {
 
 /// How often a lock another run holds is tried again.
 const LOCK_POLL: std::time::Duration = std::time::Duration::from_millis(50);
-
-/// How long a run waits for a lock another run holds before it says it is waiting: runs started
-/// together take each other's locks for moments, which are not worth a line each.
-const SAY_WAITING_AFTER: std::time::Duration = std::time::Duration::from_secs(1);
 
 trait CheckCancel {
     /// `Err(Cancelled)` once the run is cancelled.

@@ -59,7 +59,9 @@ pub(crate) const LONGEST_PAUSE: Duration = Duration::from_secs(5);
 /// [`LONGEST_PAUSE`].
 pub(crate) const FIRST_PAUSE: Duration = Duration::from_millis(250);
 
-/// How long the first try of a task's end goes unanswered before the run says it is waiting.
+/// How long a wait lasts before it is said: the first try of a task's end the store has not
+/// answered, a lock another run (or another `plugin add`) holds. Runs started together take each
+/// other's locks for moments, which are not worth a line each.
 pub const SAY_WAITING_AFTER: Duration = Duration::from_secs(1);
 
 /// Why a task's instance is not in the store as the task left it.
