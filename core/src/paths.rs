@@ -7,6 +7,7 @@
 //! environment.
 
 use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicU8, Ordering};
 
 use crate::environment::Environment;
 
@@ -14,12 +15,23 @@ use crate::environment::Environment;
 #[derive(Debug, Clone, Copy)]
 pub struct Paths<'a> {
     env: &'a Environment,
+    /// Where to note each of [`XDG_BASE_VARS`] a folder was looked up through (a bit each, in its
+    /// order), for [`Paths::ignored_relative_vars`] to say only those a command used.
+    asked: Option<&'a AtomicU8>,
 }
 
 impl<'a> Paths<'a> {
     /// The folders `env` selects.
     pub fn new(env: &'a Environment) -> Paths<'a> {
-        Paths { env }
+        Paths { env, asked: None }
+    }
+
+    /// The same, noting in `asked` which XDG variables its lookups read.
+    pub fn noting(env: &'a Environment, asked: &'a AtomicU8) -> Paths<'a> {
+        Paths {
+            env,
+            asked: Some(asked),
+        }
     }
 
     /// The user's home directory: `$HOME` when it is an absolute path, else the user's entry in the
@@ -35,6 +47,12 @@ impl<'a> Paths<'a> {
 
     /// An absolute path from a variable; a relative or empty one is ignored, as XDG says.
     fn absolute_var(&self, name: &str) -> Option<PathBuf> {
+        if let (Some(asked), Some(bit)) = (
+            self.asked,
+            XDG_BASE_VARS.iter().position(|(var, _)| *var == name),
+        ) {
+            asked.fetch_or(1 << bit, Ordering::Relaxed);
+        }
         self.env
             .var_os(name)
             .map(PathBuf::from)
@@ -101,11 +119,15 @@ impl<'a> Paths<'a> {
     /// What the XDG base-directory variables set to a relative path say: the XDG spec says to
     /// ignore such a value, and agent-env does, so each one set so is warned of, with the folder used
     /// instead (`XDG_STATE_HOME is 'relstate', a relative path, …`), in the order of
-    /// [`XDG_BASE_VARS`]. An empty one is unset, as the spec says, and said nothing of.
+    /// [`XDG_BASE_VARS`]. An empty one is unset, as the spec says, and said nothing of. Paths made
+    /// [`Paths::noting`] say only the variables their lookups read.
     pub fn ignored_relative_vars(&self) -> Vec<String> {
+        let asked = self.asked.map(|a| a.load(Ordering::Relaxed));
         XDG_BASE_VARS
             .iter()
-            .filter_map(|(name, default)| {
+            .enumerate()
+            .filter(|(bit, _)| asked.is_none_or(|mask| mask & (1 << bit) != 0))
+            .filter_map(|(_, (name, default))| {
                 let value = self.env.var_os(name)?;
                 if value.is_empty() || Path::new(value).is_absolute() {
                     return None;
@@ -128,13 +150,12 @@ impl<'a> Paths<'a> {
     }
 }
 
-/// The XDG base-directory variables, each with the folder under the home folder used when it is
-/// unset (or ignored).
-pub const XDG_BASE_VARS: [(&str, &str); 4] = [
+/// The XDG base-directory variables agent-env finds its folders by, each with the folder under the
+/// home folder used when it is unset (or ignored). (`XDG_CONFIG_HOME` is only looked at to say that a
+/// config file there is not read, and `XDG_CACHE_HOME` not at all.)
+pub const XDG_BASE_VARS: [(&str, &str); 2] = [
     ("XDG_STATE_HOME", ".local/state"),
     ("XDG_DATA_HOME", ".local/share"),
-    ("XDG_CONFIG_HOME", ".config"),
-    ("XDG_CACHE_HOME", ".cache"),
 ];
 
 /// The home folder the user database gives the user this process runs as, when it is absolute.
@@ -230,9 +251,15 @@ mod tests {
             paths.ignored_relative_vars(),
             [
                 "XDG_STATE_HOME is 'relstate', a relative path, which the XDG spec says to ignore: using /home/ada/.local/state; set it to an absolute path",
-                "XDG_CONFIG_HOME is './conf', a relative path, which the XDG spec says to ignore: using /home/ada/.config; set it to an absolute path",
             ]
         );
+        // Noting what was read: nothing until a folder under the state root is asked for.
+        let asked = AtomicU8::new(0);
+        let noting = Paths::noting(&env, &asked);
+        noting.plugins_dir();
+        assert!(noting.ignored_relative_vars().is_empty());
+        noting.run_logs_dir();
+        assert_eq!(noting.ignored_relative_vars().len(), 1);
     }
 
     #[test]

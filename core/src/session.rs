@@ -50,6 +50,8 @@ pub struct Session {
     plugin_warnings_taken: std::sync::atomic::AtomicBool,
     /// The host's timeouts and the variables whose values were not taken (see `host_timeouts`).
     host_timeouts: OnceLock<(HostConfig, Vec<HostConfigError>)>,
+    /// Which XDG variables the command's folder lookups read (see `ignored_relative_vars`).
+    paths_asked: std::sync::atomic::AtomicU8,
 }
 
 impl Session {
@@ -65,6 +67,7 @@ impl Session {
             chosen_config: OnceLock::new(),
             plugin_warnings_taken: std::sync::atomic::AtomicBool::new(false),
             host_timeouts: OnceLock::new(),
+            paths_asked: std::sync::atomic::AtomicU8::new(0),
         }
     }
 
@@ -117,7 +120,14 @@ impl Session {
 
     /// agent-env's folders in this environment.
     pub fn paths(&self) -> Paths<'_> {
-        Paths::new(&self.env)
+        Paths::noting(&self.env, &self.paths_asked)
+    }
+
+    /// The warnings for the XDG base-directory variables set to a relative path, which agent-env
+    /// ignores as the spec says ([`Paths::ignored_relative_vars`]): only those a folder the command
+    /// used was looked up through, so `--help` says nothing of the state folder it never uses.
+    pub fn ignored_relative_vars(&self) -> Vec<String> {
+        self.paths().ignored_relative_vars()
     }
 
     /// The config document: `$AGENT_ENV_CONFIG`, else the nearest `.agentenv/config.toml` above the

@@ -176,4 +176,14 @@ fn a_relative_xdg_state_home_is_ignored_and_said() {
     );
     assert!(used.join("agent-env/document_store/local.db").exists());
     assert!(!s.home().join("relstate").exists());
+    // A command that never uses the state folder says nothing of it.
+    for quiet in [&["--version"][..], &["man"], &["--help"]] {
+        let out = s
+            .command(quiet)
+            .env("XDG_STATE_HOME", "relstate")
+            .output()
+            .unwrap();
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert!(!stderr.contains("XDG_STATE_HOME"), "{quiet:?}: {stderr}");
+    }
 }
