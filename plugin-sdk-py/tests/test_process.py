@@ -385,11 +385,12 @@ def test_agent_env_manifest_with_script_prints_what_a_pip_package_ships(plugin_e
 
     plain, packaged = printed(), printed("--script", "agentenv-fixture")
     assert packaged.returncode == 0, packaged.stderr
+    assert printed("--script=agentenv-fixture").stdout == packaged.stdout
     manifest = tomllib.loads(packaged.stdout.decode())
     assert manifest["plugin"]["exec"] == ["../../../bin/agentenv-fixture"]
     manifest["plugin"]["exec"] = [sys.executable, str(FIXTURE)]
     assert manifest == tomllib.loads(plain.stdout.decode())
-    for wrong in (["--script"], ["--script", "bin/x"], ["--scrip", "x"]):
+    for wrong in (["--script"], ["--script", "bin/x"], ["--scrip", "x"], ["--script="]):
         done = printed(*wrong)
         assert done.returncode == 2 and done.stdout == b"", wrong
         assert b"usage: --agent-env-manifest [--script NAME]" in done.stderr, done.stderr

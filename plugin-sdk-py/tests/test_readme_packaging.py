@@ -4,6 +4,7 @@
 
 from __future__ import annotations
 
+import os
 import re
 import subprocess
 import sys
@@ -18,6 +19,8 @@ README = REPO / "plugin-sdk-py" / "README.md"
 
 PLUGIN = """
 from agent_env_plugin import Plugin
+
+from . import helpers  # a relative import, as a package's modules have: the README's command must run it
 
 plugin = Plugin("agentenv-grader", "0.1.0")
 
@@ -59,13 +62,19 @@ def test_the_readme_packaging_example_installs_a_manifest_agent_env_finds(plugin
     (project / "pyproject.toml").write_text(_block(section, "toml"), encoding="utf-8")
     (project / "src" / "agentenv_grader" / "__init__.py").write_text("", encoding="utf-8")
     (project / "src" / "agentenv_grader" / "plugin.py").write_text(PLUGIN, encoding="utf-8")
+    (project / "src" / "agentenv_grader" / "helpers.py").write_text("", encoding="utf-8")
 
     # The README's commands: print the manifest into the project, then install it.
     go_in, print_manifest, install = [line.split("#")[0].split() for line in _block(section, "bash").splitlines()]
     assert go_in == ["cd", "agentenv-grader"] and install == ["pip", "install", "."], section
-    assert print_manifest[0] == "python" and print_manifest[-2:] == [">", "agentenv-grader.toml"], section
+    assigned = dict(word.split("=", 1) for word in print_manifest if "=" in word and word.isascii() and word[0].isupper())
+    command = [word for word in print_manifest if word.split("=", 1)[0] not in assigned]
+    assert command[0] == "python" and command[-2:] == [">", "agentenv-grader.toml"], section
+    env = dict(plugin_env)
+    for key, value in assigned.items():  # PYTHONPATH=src: the project's src, before what the tests had
+        env[key] = os.pathsep.join(filter(None, [str(project / value), plugin_env.get(key, "")]))
     printed = subprocess.run(
-        [sys.executable, *print_manifest[1:-2]], cwd=project, env=plugin_env, capture_output=True, check=True
+        [sys.executable, *command[1:-2]], cwd=project, env=env, capture_output=True, check=True
     )
     (project / "agentenv-grader.toml").write_bytes(printed.stdout)
     prefix = tmp_path / "prefix"

@@ -733,6 +733,8 @@ class Plugin:
         """`--agent-env-manifest`: the manifest, its `exec` this program as it was run (for a plugin used
         where it is). With `--script NAME`, its `exec` is `../../../bin/NAME`, the console script NAME of a
         pip package that installs the manifest into `share/agent-env/plugins/` (README: Packaging)."""
+        if len(options) == 1 and options[0].startswith(SCRIPT_OPTION + "="):
+            options = [SCRIPT_OPTION, options[0][len(SCRIPT_OPTION) + 1 :]]
         if not options:
             text = self.manifest()
         elif len(options) == 2 and options[0] == SCRIPT_OPTION and _is_script_name(options[1]):
