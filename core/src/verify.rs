@@ -3,12 +3,14 @@
 //! ([`agent_env_host::verify`]) and holds its `initialize` answer against its manifest with the
 //! registry's own rules. A package with CLI commands is also started in command mode, as running one
 //! starts it. A step run with `--step` reaches fresh built-in object, document and secret stores in a
-//! scratch folder that is removed afterwards, never the user's configured stores.
+//! scratch folder that is removed afterwards, never the user's configured stores. A plugin whose
+//! `exec` names a file beside its manifest by a relative argument is not started at all: the file
+//! that ran would be the one of that name in the folder agent-env runs in.
 
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
-use agent_env_host::verify::{self, Verification, VerifyOptions};
+use agent_env_host::verify::{self, Check, Finding, Verification, VerifyOptions};
 use agent_env_host::SpawnSpec;
 use agent_env_protocol::manifest::{Manifest, MANIFEST_FILE};
 use agent_env_protocol::methods::InitializeResult;
@@ -81,8 +83,8 @@ pub struct VerifyOutcome {
     pub manifest: PathBuf,
     /// The findings.
     pub verification: Verification,
-    /// What the kit does not hold against the plugin but a user should know (an argument that works
-    /// only from the manifest's folder).
+    /// What the kit does not hold against the plugin but a user should know (a contribution the
+    /// plugin answers that its manifest does not declare).
     pub warnings: Vec<String>,
 }
 
@@ -94,6 +96,17 @@ pub fn verify_plugin(
 ) -> Result<VerifyOutcome, VerifyCommandError> {
     let step = step.map(parse_step).transpose()?;
     let manifest = find_manifest(session, target)?;
+    // Started from here, the plugin would run a file of that name in the folder agent-env runs in.
+    let relative = relative_argument_reasons(&manifest);
+    if !relative.is_empty() {
+        return Ok(VerifyOutcome {
+            package: manifest.name.clone(),
+            version: manifest.version.clone(),
+            manifest: manifest.path.clone(),
+            verification: not_started(&relative),
+            warnings: Vec::new(),
+        });
+    }
     let options = VerifyOptions {
         step,
         cli_commands: cli_commands(&manifest),
@@ -117,10 +130,11 @@ pub fn verify_plugin(
     let verification = verify::verify(&spec, &config, services, &options, &problems);
     drop(scratch);
     let verification = verification?;
-    let mut warnings = relative_file_warnings(&manifest);
-    if let Some(answer) = &verification.handshake {
-        warnings.extend(undeclared_warnings(&manifest, answer));
-    }
+    let warnings = verification
+        .handshake
+        .as_ref()
+        .map(|answer| undeclared_warnings(&manifest, answer))
+        .unwrap_or_default();
     Ok(VerifyOutcome {
         package: manifest.name.clone(),
         version: manifest.version.clone(),
@@ -163,13 +177,42 @@ fn undeclared_warnings(manifest: &Manifest, answer: &InitializeResult) -> Vec<St
         .collect()
 }
 
-/// A warning for each argument that names a file beside the manifest by a relative path.
-fn relative_file_warnings(manifest: &Manifest) -> Vec<String> {
+/// Why each argument that names a file beside the manifest by a relative path is a fault.
+fn relative_argument_reasons(manifest: &Manifest) -> Vec<String> {
     manifest
         .relative_file_args()
         .into_iter()
         .map(|arg| agent_env_host::exec_arguments::relative_argument_reason(&manifest.path, arg))
         .collect()
+}
+
+/// The findings for a plugin not started because its `exec` names a file beside its manifest by a
+/// relative argument (`reasons`): passed as written, the argument names whatever file of that name
+/// the folder agent-env runs in holds, so starting it could run that file instead. The `manifest`
+/// check fails, saying why; every other check is skipped.
+fn not_started(reasons: &[String]) -> Verification {
+    let findings = Check::ALL
+        .iter()
+        .map(|&check| match check {
+            Check::Manifest => Finding::failed(
+                check,
+                format!(
+                    "not started: whatever file of that name the folder agent-env runs in holds would run in its place; {}",
+                    reasons.join("; ")
+                ),
+            ),
+            _ => Finding::skipped(
+                check,
+                "not started: its exec names a file beside the manifest by a relative argument (the manifest check says why)",
+            ),
+        })
+        .collect();
+    Verification {
+        findings,
+        handshake: None,
+        stderr_tail: Vec::new(),
+        stderr_check: None,
+    }
 }
 
 fn parse_step(text: &str) -> Result<Map<String, Value>, VerifyCommandError> {

@@ -3,7 +3,9 @@
 //! `[provides.stores]`. The report starts a store plugin only when `[stores.<kind>]` selects one of its
 //! stores, so a package that declares stores is also started by `agent-env plugin verify NAME --json`:
 //! it must answer `initialize` with the store classes its manifest declares (holding it to the store
-//! contract is `agent-env store check KIND`'s job).
+//! contract is `agent-env store check KIND`'s job). A package whose `exec` names a file beside its
+//! manifest by a relative argument is refused without being started: wherever agent-env runs, a
+//! file of that name there would run in its place.
 
 use std::process::Command;
 
@@ -36,10 +38,17 @@ pub fn check_package(name: &str, out: &dyn Output) -> Vec<String> {
         .as_array()
         .cloned()
         .unwrap_or_default();
-    let stores = match declared_stores(&doc) {
-        Ok(stores) => stores,
+    let manifest = match installed_manifest(&doc) {
+        Ok(manifest) => manifest,
         Err(problem) => return vec![format!("could not check {name}: {problem}")],
     };
+    // Started, it would run a file of that name in the folder agent-env runs in: not started at all.
+    if let Some(refused) = manifest.as_ref().and_then(relative_argument) {
+        return vec![format!("plugin {name} was not started: {refused}")];
+    }
+    let stores: Vec<(String, String)> = manifest
+        .map(|m| m.stores.into_iter().collect())
+        .unwrap_or_default();
     if contributions.is_empty() && stores.is_empty() {
         return vec![format!(
             "{name} declares no contributions and no stores, so it is not an agent-env plugin"
@@ -154,11 +163,22 @@ fn answer_of(exe: &std::path::Path, args: &[&str], name: &str) -> Result<Value, 
     }
 }
 
-/// The `[provides.stores]` of the manifest the report names, as (class, kind).
-fn declared_stores(doc: &Value) -> Result<Vec<(String, String)>, String> {
+/// The manifest the report names, when it names one.
+fn installed_manifest(doc: &Value) -> Result<Option<Manifest>, String> {
     let Some(path) = doc["manifest"]["path"].as_str() else {
-        return Ok(Vec::new());
+        return Ok(None);
     };
-    let manifest = Manifest::load(std::path::Path::new(path)).map_err(|e| e.to_string())?;
-    Ok(manifest.stores.into_iter().collect())
+    Manifest::load(std::path::Path::new(path))
+        .map(Some)
+        .map_err(|e| e.to_string())
+}
+
+/// Why `manifest` may not be started, when an argument of its `exec` after the first names a file
+/// beside it by a relative path: the host's words for the refusal (`relative-argument`).
+fn relative_argument(manifest: &Manifest) -> Option<String> {
+    let arg = manifest.relative_file_args().into_iter().next()?;
+    Some(format!(
+        "whatever file of that name the folder agent-env runs in holds would run in its place; {}",
+        agent_env_host::exec_arguments::relative_argument_reason(&manifest.path, arg)
+    ))
 }

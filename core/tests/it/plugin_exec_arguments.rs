@@ -1,7 +1,8 @@
 //! A manifest whose `exec` names a file beside it by a relative path in an argument after the first
 //! (`["/bin/sh", "step.sh"]`): that argument is passed as written, so the file is looked for in the
-//! folder agent-env runs in. `plugin add` refuses such a manifest, and a plugin added before is not
-//! started, so another folder's file of that name never runs.
+//! folder agent-env runs in. `plugin add` refuses such a manifest without its check starting it,
+//! `plugin verify` does not start it, and a plugin added before is not started, so another folder's
+//! file of that name never runs.
 
 use crate::support::run::{Ran, Sandboxed};
 
@@ -122,4 +123,111 @@ fn a_plugin_added_before_is_not_started_and_another_folders_file_never_runs() {
         show.both()
     );
     assert!(!marker.exists(), "the other folder's step.sh ran");
+}
+
+/// The same plugin declaring a store only, which `plugin add`'s check would start to hold it to its
+/// store classes.
+const STORE_MANIFEST: &str = "[plugin]\nname = \"agentenv-relative\"\nversion = \"0.1.0\"\nexec = [\"/bin/sh\", \"step.sh\"]\nprotocol = [1, 1]\n[provides.stores]\nMemoryObjectStore = \"object\"\n";
+
+/// A folder `elsewhere` under the sandbox's home holding a `step.sh` that writes the file `ran`
+/// there: the file that would run in the plugin's place when agent-env runs in that folder.
+fn decoy(s: &Sandboxed) -> (std::path::PathBuf, std::path::PathBuf) {
+    let elsewhere = s.home().join("elsewhere");
+    std::fs::create_dir_all(&elsewhere).unwrap();
+    let marker = elsewhere.join("ran");
+    std::fs::write(
+        elsewhere.join("step.sh"),
+        format!("pwd > '{}'\nexit 5\n", marker.display()),
+    )
+    .unwrap();
+    (elsewhere, marker)
+}
+
+#[test]
+fn plugin_add_from_another_folder_never_runs_that_folders_file() {
+    for (label, manifest) in [("steps", MANIFEST), ("stores", STORE_MANIFEST)] {
+        let s = Sandboxed::new();
+        let folder = write_plugin(&s, "src-relative");
+        std::fs::write(folder.join("agent-env-plugin.toml"), manifest).unwrap();
+        let installed = s.plugins().join("agentenv-relative/agent-env-plugin.toml");
+        let (elsewhere, marker) = decoy(&s);
+
+        let added = run_in(&s, &elsewhere, &["plugin", "add", "-y", "../src-relative"]);
+        assert_eq!(added.code, 1, "{label}: {}", added.both());
+        assert!(
+            added.stderr.contains(&format!(
+                "problem: plugin agentenv-relative was not started: whatever file of that name the folder agent-env runs in holds would run in its place; {}",
+                reason(&installed)
+            )),
+            "{label}: {}",
+            added.both()
+        );
+        // One problem: the check started nothing that could fail a second time.
+        assert_eq!(
+            added.stderr.matches("problem:").count(),
+            1,
+            "{label}: {}",
+            added.both()
+        );
+        assert!(
+            !installed.exists(),
+            "{label}: rolled back: {}",
+            added.both()
+        );
+        assert!(
+            !marker.exists(),
+            "{label}: the check ran the other folder's step.sh: {}",
+            added.both()
+        );
+    }
+}
+
+#[test]
+fn plugin_verify_does_not_start_it_and_says_why_in_the_manifest_check() {
+    for (label, manifest) in [("steps", MANIFEST), ("stores", STORE_MANIFEST)] {
+        let s = Sandboxed::new();
+        let folder = write_plugin(&s, "src-relative");
+        std::fs::write(folder.join("agent-env-plugin.toml"), manifest).unwrap();
+        let (elsewhere, marker) = decoy(&s);
+        let shown = elsewhere.join("../src-relative/agent-env-plugin.toml");
+
+        let verified = run_in(&s, &elsewhere, &["plugin", "verify", "../src-relative"]);
+        assert_eq!(verified.code, 1, "{label}: {}", verified.both());
+        assert!(
+            verified.stdout.contains(&format!(
+                "  FAIL  manifest            not started: whatever file of that name the folder agent-env runs in holds would run in its place; {}",
+                reason(&shown)
+            )),
+            "{label}: {}",
+            verified.both()
+        );
+        assert!(
+            verified.stdout.contains("  skip  initialize          not started: its exec names a file beside the manifest by a relative argument (the manifest check says why)"),
+            "{label}: {}",
+            verified.both()
+        );
+        assert!(
+            verified
+                .stdout
+                .contains("13 checks: 0 passed, 1 failed, 12 skipped"),
+            "{label}: {}",
+            verified.both()
+        );
+
+        let json = run_in(
+            &s,
+            &elsewhere,
+            &["plugin", "verify", "../src-relative", "--json"],
+        );
+        assert_eq!(json.code, 1, "{label}: {}", json.both());
+        let doc: serde_json::Value = serde_json::from_str(&json.stdout).unwrap();
+        assert_eq!(doc["ok"], false, "{label}: {doc}");
+        assert_eq!(doc["findings"][2]["check"], "manifest", "{label}: {doc}");
+        assert_eq!(doc["findings"][2]["status"], "failed", "{label}: {doc}");
+        assert!(
+            !marker.exists(),
+            "{label}: verify ran the other folder's step.sh: {}",
+            verified.both()
+        );
+    }
 }

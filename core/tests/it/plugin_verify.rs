@@ -870,7 +870,7 @@ fn a_failed_checks_stderr_is_what_the_plugin_wrote_during_it() {
 }
 
 #[test]
-fn an_argument_that_works_only_from_the_manifests_folder_is_warned_about() {
+fn an_argument_that_works_only_from_the_manifests_folder_is_not_started_even_there() {
     let sb = Sandbox::new();
     let folder = sb.dir().join("relative-script");
     std::fs::create_dir_all(&folder).unwrap();
@@ -882,26 +882,35 @@ fn an_argument_that_works_only_from_the_manifests_folder_is_warned_about() {
         "[plugin]\nname = \"agentenv-folder-demo\"\nversion = \"0.1.0\"\nexec = [\"/bin/sh\", \"plugin.sh\"]\nprotocol = [1, 1]\n[provides.task_steps]\ndemo_step = \"DemoStep\"\n",
     )
     .unwrap();
-    // From its own folder it starts, and passes; the warning says why it would not elsewhere.
+    // From its own folder the right file would run, but from anywhere else another: it is held to
+    // what `plugin add` holds it to, and the manifest check says what to write instead.
     let out = sb
-        .command(&["plugin", "verify", "."])
+        .command(&["plugin", "verify", ".", "--json"])
         .current_dir(&folder)
         .output()
         .unwrap();
-    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(1));
+    let doc: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(
+        failed(&doc),
+        BTreeSet::from(["manifest".to_string()]),
+        "{doc:#}"
+    );
+    assert_eq!(doc["skipped"], 12, "{doc:#}");
+    let said = message(&doc, "manifest");
     assert!(
-        err.contains(&format!(
+        said.contains(&format!(
             "exec argument 'plugin.sh' in {} names a file beside the manifest, but arguments after the first are passed as written",
             folder.join("agent-env-plugin.toml").display()
         )),
-        "{err}"
+        "{said}"
     );
     assert!(
-        err.contains(&format!(
+        said.contains(&format!(
             "write its absolute path ({})",
             folder.join("plugin.sh").display()
         )),
-        "{err}"
+        "{said}"
     );
 }
 
