@@ -92,6 +92,10 @@ fn try_add(
             if let Some(warning) = super::outside_exec::warning(from) {
                 out.note(&warning);
             }
+            // What it names in the folder by an absolute path runs there, not in the copy.
+            if let Some(warning) = super::inside_exec::warning(from) {
+                out.note(&warning);
+            }
         }
     }
     if opts.dry_run {

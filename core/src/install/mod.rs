@@ -12,6 +12,7 @@ pub mod check;
 pub mod error;
 pub mod folder_name;
 mod index_probe;
+mod inside_exec;
 pub mod interrupt;
 pub mod lock;
 mod outside_exec;

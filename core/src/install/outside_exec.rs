@@ -78,7 +78,7 @@ fn outside_paths(exec: &[String], folder: &Path) -> Vec<String> {
 
 /// `path` with its `.` and `..` parts taken away as written (for a path that does not exist, so
 /// cannot be followed).
-fn lexical(path: &Path) -> PathBuf {
+pub(super) fn lexical(path: &Path) -> PathBuf {
     let mut out = PathBuf::new();
     for part in path.components() {
         match part {
@@ -97,7 +97,7 @@ fn absolute(path: &Path) -> PathBuf {
 }
 
 /// `a`, `a and b`, `a, b and c`.
-fn listed(items: &[String]) -> String {
+pub(super) fn listed(items: &[String]) -> String {
     match items {
         [] => String::new(),
         [one] => one.clone(),

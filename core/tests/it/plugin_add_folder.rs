@@ -221,6 +221,57 @@ fn exec_paths_outside_the_folder_are_warned_about_and_added() {
     assert!(!err.contains("outside the folder"), "{err}");
 }
 
+/// A folder whose manifest runs a file inside it by its absolute path (the script beside the
+/// manifest, as a one-file Python plugin's `--agent-env-manifest` prints it) is added, with a warning:
+/// the installed copy runs the file in the folder it was added from, never its own copy.
+#[test]
+fn an_absolute_exec_path_inside_the_folder_is_warned_about_and_added() {
+    let sb = Sandbox::new();
+    let src = sb.dir().join("sp");
+    let script = src.join("plugin.sh");
+    let src = edited_folder_plugin(&sb, "sp", |manifest, script_text| {
+        (
+            manifest.replace(
+                "exec = [\"./plugin.sh\"]",
+                &format!("exec = [\"/bin/sh\", \"{}\"]", script.display()),
+            ),
+            script_text.to_string(),
+        )
+    });
+    let warning = format!(
+        "warning: agentenv-folder-demo's exec names {} by its absolute path in the folder being added ({}): the installed plugin runs that file where it is, not the copy in the plugins directory, so it depends on {} staying there (moved or removed, the plugin no longer starts; edited, it is refused as changed until `agent-env plugin approve agentenv-folder-demo`); to run the copy, name it in exec by its path relative to the manifest (exec = [\"./plugin.sh\"], a script with a #! line)",
+        script.display(),
+        src.display(),
+        src.display()
+    );
+    let (code, out, err) = output(&sb, &["plugin", "add", src.to_str().unwrap(), "-y"]);
+    assert_eq!(code, 0, "{out}{err}");
+    assert!(err.contains(&warning), "{err}");
+    assert!(!err.contains("outside the folder"), "{err}");
+    let doc = sb.json(&["plugin", "add", src.to_str().unwrap(), "-y", "--json"], 0);
+    assert!(
+        doc["notes"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|n| n.as_str() == Some(warning.as_str())),
+        "{doc:#}"
+    );
+    // What the warning says: the source folder's file is the one that runs, and moved away, the
+    // plugin no longer starts.
+    std::fs::rename(&src, sb.dir().join("sp-moved")).unwrap();
+    let (_, out, err) = output(&sb, &["plugin", "list"]);
+    assert!(
+        out.contains("demo_step") && out.contains("failed"),
+        "{out}{err}"
+    );
+    // A folder whose exec names only what it holds by relative paths is not warned about.
+    let whole = fixture_dir("folder-plugin");
+    let (code, out, err) = output(&sb, &["plugin", "add", whole.to_str().unwrap(), "-y"]);
+    assert_eq!(code, 0, "{out}{err}");
+    assert!(!err.contains("in the folder being added"), "{err}");
+}
+
 #[test]
 fn a_plugin_that_prints_to_stdout_is_added_with_a_warning() {
     let sb = Sandbox::new();
