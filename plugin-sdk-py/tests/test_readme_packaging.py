@@ -80,7 +80,10 @@ def test_the_readme_packaging_example_installs_a_manifest_agent_env_finds(plugin
     prefix = tmp_path / "prefix"
     subprocess.run(
         [sys.executable, "-m", "pip", "install", "--quiet", "--disable-pip-version-check", "--no-input"]
-        + ["--no-deps", "--no-build-isolation", "--no-index", "--prefix", str(prefix), str(project)],
+        # --ignore-installed: pip would otherwise uninstall a distribution of that name from the venv
+        # the tests run in (the example agentenv-grader, whose own tests run next) before installing.
+        + ["--no-deps", "--no-build-isolation", "--no-index", "--ignore-installed"]
+        + ["--prefix", str(prefix), str(project)],
         env=plugin_env,
         check=True,
         capture_output=True,
