@@ -1616,3 +1616,75 @@ fn a_run_on_an_emptied_local_store_warns_of_it() {
     assert_eq!(again.code, 0, "{}", again.both());
     assert!(!again.stderr.contains("0 bytes"), "{}", again.both());
 }
+
+/// A local.db cut to 0 bytes next to a write-ahead log that still holds the runs' records (a run
+/// can leave them there): a read says so, with how to get them back, and leaves both files as they
+/// are (SQLite would throw the log away on open); a run refuses to write a new store over them; the
+/// steps the warning gives get the records back.
+#[test]
+fn an_emptied_local_store_with_its_log_left_is_never_opened_and_can_be_got_back() {
+    let s = Sandboxed::new();
+    for _ in 0..2 {
+        let ran = s.run(&["run", "hello", "-q"]);
+        assert_eq!(ran.code, 0, "{}", ran.both());
+    }
+    let db = s.local_db();
+    let wal = db.with_file_name("local.db-wal");
+    // The records in the log, as a run whose log was not folded in leaves them: VACUUM writes every
+    // page there, copied aside before the connection's close folds it in.
+    let aside = db.with_file_name("log-aside");
+    {
+        let conn = rusqlite::Connection::open(&db).unwrap();
+        conn.execute_batch("PRAGMA wal_autocheckpoint=0; VACUUM")
+            .unwrap();
+        std::fs::copy(&wal, &aside).unwrap();
+    }
+    std::fs::write(&db, "").unwrap();
+    std::fs::rename(&aside, &wal).unwrap();
+    let _ = std::fs::remove_file(db.with_file_name("local.db-shm"));
+    let log_bytes = std::fs::metadata(&wal).unwrap().len();
+    assert!(log_bytes > 0);
+    let said = format!(
+        "{} is empty (0 bytes), but its write-ahead log ({log_bytes} bytes) may still hold the records",
+        db.display()
+    );
+    for _ in 0..2 {
+        let listed = s.run(&["task", "list"]);
+        assert_eq!(listed.code, 0, "{}", listed.both());
+        assert!(listed.stderr.contains(&said), "{}", listed.both());
+        assert!(
+            listed.stderr.contains("PRAGMA journal_mode=WAL"),
+            "{}",
+            listed.both()
+        );
+        assert_eq!(std::fs::metadata(&db).unwrap().len(), 0);
+        assert_eq!(std::fs::metadata(&wal).unwrap().len(), log_bytes);
+    }
+    let ran = s.run(&["run", "hello", "-q"]);
+    assert_ne!(ran.code, 0, "{}", ran.both());
+    assert!(
+        ran.stderr
+            .contains("nothing was written there, as a new store would throw the log away"),
+        "{}",
+        ran.both()
+    );
+    assert_eq!(std::fs::metadata(&db).unwrap().len(), 0);
+    assert_eq!(std::fs::metadata(&wal).unwrap().len(), log_bytes);
+    // The warning's steps, with rusqlite for sqlite3.
+    let saved = db.with_file_name("local.db-wal.saved");
+    std::fs::rename(&wal, &saved).unwrap();
+    std::fs::remove_file(&db).unwrap();
+    {
+        let conn = rusqlite::Connection::open(&db).unwrap();
+        conn.execute_batch("PRAGMA page_size=4096").unwrap();
+        conn.query_row("PRAGMA journal_mode=WAL", [], |_| Ok(()))
+            .unwrap();
+    }
+    std::fs::rename(&saved, &wal).unwrap();
+    let listed = s.run(&["task", "list", "--json"]);
+    assert_eq!(listed.code, 0, "{}", listed.both());
+    assert!(!listed.stderr.contains("0 bytes"), "{}", listed.both());
+    let doc: Value = serde_json::from_str(&listed.stdout).unwrap();
+    let instances = doc["instances"].as_array().or(doc.as_array()).unwrap();
+    assert_eq!(instances.len(), 2, "{doc}");
+}

@@ -118,7 +118,7 @@ impl LocalSqliteDocumentStore {
     }
 
     /// What the store has to warn the user of since last asked, oldest first: an existing database
-    /// file of 0 bytes it wrote to ([`emptied`]). Reads of such a file find nothing and leave it as it
+    /// file of 0 bytes, without a log left, it wrote to ([`emptied`]). Reads of such a file find nothing and leave it as it
     /// is; whoever reads through the store says [`emptied::warning`] itself.
     pub fn take_warnings(&self) -> Vec<String> {
         match self.warnings.lock() {
@@ -155,10 +155,14 @@ impl LocalSqliteDocumentStore {
                 return Ok(None);
             }
             // A file of 0 bytes holds nothing, and opening it would write an empty database over
-            // the sign that its records were lost: a read leaves it as it is, a write says so.
+            // the sign that its records were lost, and throw away the log that may still hold
+            // them: a read leaves it as it is; a write is refused while a log is left, else says so.
             if exists && emptied::is_emptied(&self.path) {
                 if !create {
                     return Ok(None);
+                }
+                if let Some(refused) = emptied::refusal(&self.path) {
+                    return Err(refused);
                 }
                 if let Ok(mut warnings) = self.warnings.lock() {
                     warnings.push(emptied::warning(&self.path));
