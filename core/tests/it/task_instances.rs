@@ -1657,6 +1657,16 @@ fn an_emptied_local_store_with_its_log_left_is_never_opened_and_can_be_got_back(
             "{}",
             listed.both()
         );
+        assert!(
+            !listed.stdout.contains("No task instances recorded yet"),
+            "{}",
+            listed.both()
+        );
+        assert!(
+            listed.stdout.contains("No task instances can be read"),
+            "{}",
+            listed.both()
+        );
         assert_eq!(std::fs::metadata(&db).unwrap().len(), 0);
         assert_eq!(std::fs::metadata(&wal).unwrap().len(), log_bytes);
     }

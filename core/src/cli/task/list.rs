@@ -31,6 +31,11 @@ const NONE_READABLE: &str = "None found in the local store; the configured docum
 /// document store could not be read.
 const NOR_THE_STORE: &str = "The configured document store, where stored tasks' runs are recorded, can't be read (see the warning above), so its instances are not listed; agent-env config check says what is wrong with it.\n";
 
+/// What a list says when it found nothing and the local store's file is empty (0 bytes), after the
+/// warning that says so.
+const NONE_FROM_EMPTIED: &str =
+    "No task instances can be read: the local store is empty (see the warning above).\n";
+
 /// What `task list` says when it lists nothing: that nothing is recorded, or that nothing matches.
 pub(super) fn none_listed(recorded: usize, args: &ListArgs) -> String {
     if recorded == 0 || (args.bundle.is_none() && args.task.is_none()) {
@@ -245,6 +250,8 @@ pub(super) fn list(
         term.print(&match (left_out, filtered) {
             (Some(_), true) => format!("{}{NOR_THE_STORE}", none(recorded, &args)),
             (Some(_), false) => NONE_READABLE.to_string(),
+            // The warning said the local store can't be read: "nothing recorded yet" would deny it.
+            (None, _) if recorded == 0 && all.local_emptied => NONE_FROM_EMPTIED.to_string(),
             (None, _) => none(recorded, &args),
         });
         return Ok(exit);

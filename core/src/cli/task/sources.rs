@@ -30,6 +30,9 @@ pub(super) struct Sources {
     /// journals cut short), each with the command whose next run here marks their instances
     /// failed: those still `running` are known here to be over, whatever their heartbeat says.
     pub(super) unfinished_here: BTreeMap<String, &'static str>,
+    /// Whether the @local store's file is there at 0 bytes ([`emptied`](crate::stores::local::sqlite_docs::emptied)):
+    /// warned of, and nothing can be read from it, so a list that finds nothing says no more.
+    pub(super) local_emptied: bool,
     /// Whether the left-out store's warning is still to be said.
     held: bool,
 }
@@ -109,7 +112,8 @@ pub(super) fn instance_sources(session: &Session, term: &Terminal, left_out: Lef
     let said_from = usize::from(held && !warnings.is_empty());
     // A local.db of 0 bytes (cut short by a full disk or a bad copy) reads as no runs at all: said.
     let local_db = crate::paths::local_documents_db(&session.paths().state_root());
-    if crate::stores::local::sqlite_docs::emptied::is_emptied(&local_db) {
+    let local_emptied = crate::stores::local::sqlite_docs::emptied::is_emptied(&local_db);
+    if local_emptied {
         warnings.push(crate::stores::local::sqlite_docs::emptied::warning(
             &local_db,
         ));
@@ -203,6 +207,7 @@ pub(super) fn instance_sources(session: &Session, term: &Terminal, left_out: Lef
         ends_waiting_here,
         journal_only,
         unfinished_here,
+        local_emptied,
         held,
     }
 }
