@@ -616,6 +616,54 @@ pub struct PreflightError {
 /// only the secret and image stores its plugin steps reach are the configured ones.
 pub const BUNDLE_RUN_STORES: &[&str] = &["secret", "image"];
 
+/// What a run that reads only the store sections `stores_read` names warns of before it starts: each
+/// section it does not read whose impl is a plugin's `<package>:<Class>` that the installed
+/// `manifests` do not provide (the package is not installed, or lists no such class). Not refused,
+/// since a teammate may lack a plugin the shared config names, but not passed over in silence either:
+/// `config check` and a run that reads the section fail on it.
+pub fn unread_plugin_store_warnings(
+    doc: &ConfigDocument,
+    manifests: &[agent_env_protocol::manifest::Manifest],
+    stores_read: &[&str],
+) -> Vec<String> {
+    if doc.error.is_some() || doc.path.is_none() {
+        return Vec::new();
+    }
+    let unread_plugin_stores: Vec<StoreSelection> = STORE_SECTIONS
+        .iter()
+        .filter(|section| !stores_read.contains(&section.name))
+        .filter_map(|section| selection(doc, section.name).ok())
+        .filter(|selection| {
+            super::configured_store::store_kind(selection).is_ok_and(|kind| {
+                matches!(
+                    crate::stores::from_spec::classify(kind, &selection.impl_name),
+                    Ok(crate::stores::from_spec::Target::Plugin { .. })
+                )
+            })
+        })
+        .collect();
+    if unread_plugin_stores.is_empty() {
+        return Vec::new();
+    }
+    // No factory: a plugin's store is checked against the manifests alone, starting nothing.
+    let builder = StoresBuilder::new(doc, None).with_manifests(manifests);
+    unread_plugin_stores
+        .iter()
+        .flat_map(|selection| {
+            let problems = builder
+                .build(selection, &toml::Table::new())
+                .err()
+                .unwrap_or_default();
+            problems.into_iter().map(move |problem| {
+                format!(
+                    "[stores.{kind}] {problem}; this run does not use [stores.{kind}], so it goes on, but agent-env config check and the runs that do use it (agent-env task run) fail on it",
+                    kind = selection.kind
+                )
+            })
+        })
+        .collect()
+}
+
 /// The check a run makes before any step runs: the process's config, every store the run reads
 /// built (`stores_read` names their sections, all of them for `None`; a plugin store is opened by
 /// `plugins` when given, else checked against the installed `manifests`), every reference resolved.

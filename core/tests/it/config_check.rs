@@ -1495,3 +1495,64 @@ token = "ghp_abcdefghijklmnopqrstuvwxyz0123456789"
         "{json:#}"
     );
 }
+
+/// A `[stores.<kind>]` a bundle run does not read that names a plugin's store no installed plugin
+/// provides (a package not installed, a class the package lacks) does not stop the run (a teammate
+/// may lack a plugin the shared config names), but the run warns of it before it starts: on the
+/// terminal, in `--json`'s warnings and in its log, as `config check` fails on it.
+#[test]
+fn a_plugin_store_a_bundle_run_does_not_read_and_no_plugin_provides_is_warned_of() {
+    let p = Project::new("");
+    p.manifest("openciv3", OPENCIV3);
+    for (kind, imp, said) in [
+        (
+            "document",
+            "nosuch:Thing",
+            "Cannot import impl 'nosuch:Thing': no installed plugin package named 'nosuch'",
+        ),
+        (
+            "object",
+            "agentenv-openciv3:NoSuchClass",
+            "Cannot import impl 'agentenv-openciv3:NoSuchClass': agentenv-openciv3 0.1.0 lists no store class 'NoSuchClass'",
+        ),
+    ] {
+        std::fs::write(
+            p.root.join(".agentenv/config.toml"),
+            format!("[stores.{kind}]\nimpl = \"{imp}\"\n"),
+        )
+        .unwrap();
+        let (code, out) = p.run_with(&[], &["config", "check"]);
+        assert_eq!(code, 1, "{out}");
+        assert!(out.contains(said), "{out}");
+        let warned = format!("Warning: [stores.{kind}] {said}");
+        let (code, out, err) = p.run_stderr(&[], &["run", "hello", "-q"]);
+        assert_eq!(code, 0, "{out}{err}");
+        assert!(err.contains(&warned), "{err}");
+        assert!(
+            err.contains(&format!("this run does not use [stores.{kind}], so it goes on")),
+            "{err}"
+        );
+        let (code, out, err) = p.run_stderr(&[], &["run", "hello", "--json"]);
+        assert_eq!(code, 0, "{out}{err}");
+        let doc: serde_json::Value = serde_json::from_str(&out).unwrap();
+        let warnings = doc["warnings"].as_array().unwrap();
+        assert!(
+            warnings.iter().any(|w| w["message"]
+                .as_str()
+                .unwrap()
+                .starts_with(&format!("[stores.{kind}] {said}"))),
+            "{doc}"
+        );
+        let log = std::fs::read_to_string(doc["log"].as_str().unwrap()).unwrap();
+        assert!(log.contains(&warned), "{log}");
+    }
+    // A plugin store the installed plugin does provide is said nothing of.
+    std::fs::write(
+        p.root.join(".agentenv/config.toml"),
+        "[stores.object]\nimpl = \"agentenv-openciv3:ContentAddressedObjectStore\"\n",
+    )
+    .unwrap();
+    let (code, out, err) = p.run_stderr(&[], &["run", "hello", "-q"]);
+    assert_eq!(code, 0, "{out}{err}");
+    assert!(!err.contains("Warning"), "{err}");
+}
