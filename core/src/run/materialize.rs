@@ -41,7 +41,7 @@ pub enum MaterializeError {
         path: String,
         source: std::io::Error,
     },
-    #[error("can't take the lock {path}: {source}{}", read_only_hint(source))]
+    #[error("can't take the lock {path}: {source}{}", read_only_hint(path, source))]
     Lock {
         path: PathBuf,
         source: std::io::Error,
@@ -671,12 +671,74 @@ fn store_full_hint(source: &StoreError) -> &'static str {
     }
 }
 
-/// What to do about a lock that could not be made on a read-only file system.
-fn read_only_hint(source: &std::io::Error) -> &'static str {
+/// What to do about a lock at `lock` that could not be made on a read-only file system, or in a
+/// state folder this user may not write: its owner may give it back its write permission; a folder
+/// another user owns is that user's (chmod cannot help this one), which is said, with whose it is.
+fn read_only_hint(lock: &Path, source: &std::io::Error) -> String {
     match source.raw_os_error() {
-        Some(libc::EROFS) => "; agent-env's state folder is on a file system mounted read-only: point XDG_STATE_HOME at a writable place (task list and task get-instance still read it)",
-        Some(libc::EACCES | libc::EPERM) => "; agent-env's state folder is not writable by this user: give it back its write permission (chmod u+w, or chown it to this user), or point XDG_STATE_HOME at a writable place",
-        _ => "",
+        Some(libc::EROFS) => "; agent-env's state folder is on a file system mounted read-only: point XDG_STATE_HOME at a writable place (task list and task get-instance still read it)".to_string(),
+        Some(libc::EACCES | libc::EPERM) => match someone_elses(lock) {
+            Some((folder, owner)) => {
+                let me = user_name(current_uid());
+                format!(
+                    "; agent-env's state folder {} belongs to {owner}, not to this user ({me}), so chmod cannot make it writable here: chown it to this user (chown -R {me} {}), run agent-env as {owner}, or point XDG_STATE_HOME at a place of this user's",
+                    folder.display(),
+                    crate::quote::word(&folder.display().to_string())
+                )
+            }
+            None => "; agent-env's state folder is not writable by this user: give it back its write permission (chmod u+w, or chown it to this user), or point XDG_STATE_HOME at a writable place".to_string(),
+        },
+        _ => String::new(),
+    }
+}
+
+/// The state folder `lock` is in (`<state root>/locks/<name>.lock`) and who owns it, when the
+/// nearest folder of the lock that is there belongs to another user than this process's.
+fn someone_elses(lock: &Path) -> Option<(PathBuf, String)> {
+    use std::os::unix::fs::MetadataExt;
+    let (owner, _) = lock
+        .ancestors()
+        .skip(1)
+        .find_map(|folder| std::fs::metadata(folder).ok().map(|m| (m.uid(), folder)))?;
+    if owner == current_uid() {
+        return None;
+    }
+    let locks = lock.parent()?;
+    let state_root = locks.parent().unwrap_or(locks);
+    Some((state_root.to_path_buf(), user_name(owner)))
+}
+
+/// The effective user id of this process.
+fn current_uid() -> u32 {
+    // SAFETY: geteuid only reads this process's effective user id.
+    unsafe { libc::geteuid() }
+}
+
+/// The name the user database gives `uid` (`root`), else `uid <n>`.
+fn user_name(uid: u32) -> String {
+    let mut buffer = vec![0u8; 16 * 1024];
+    // SAFETY: an all-zero passwd is a valid value for getpwuid_r to fill in.
+    let mut entry: libc::passwd = unsafe { std::mem::zeroed() };
+    let mut found: *mut libc::passwd = std::ptr::null_mut();
+    // SAFETY: getpwuid_r writes the entry into `entry` and its strings into `buffer`, both alive
+    // for the call and as long as they are read below; `found` points at `entry` or is null.
+    let status = unsafe {
+        libc::getpwuid_r(
+            uid,
+            &mut entry,
+            buffer.as_mut_ptr().cast(),
+            buffer.len(),
+            &mut found,
+        )
+    };
+    if status != 0 || found.is_null() || entry.pw_name.is_null() {
+        return format!("uid {uid}");
+    }
+    // SAFETY: pw_name is a NUL-terminated string inside `buffer`, which is still alive.
+    let name = unsafe { std::ffi::CStr::from_ptr(entry.pw_name) };
+    match name.to_str() {
+        Ok(name) if !name.is_empty() => name.to_string(),
+        _ => format!("uid {uid}"),
     }
 }
 
@@ -854,8 +916,10 @@ mod tests {
         assert!(error
             .to_string()
             .ends_with("mounted read-only: point XDG_STATE_HOME at a writable place (task list and task get-instance still read it)"));
+        // A state folder of this user's own.
+        let state = tempfile::tempdir().unwrap();
         let other = MaterializeError::Lock {
-            path: PathBuf::from("/state/locks/entity-x.lock"),
+            path: state.path().join("locks/entity-x.lock"),
             source: std::io::Error::from_raw_os_error(libc::EACCES),
         };
         assert!(other

@@ -1698,3 +1698,43 @@ fn an_emptied_local_store_with_its_log_left_is_never_opened_and_can_be_got_back(
     let instances = doc["instances"].as_array().or(doc.as_array()).unwrap();
     assert_eq!(instances.len(), 2, "{doc}");
 }
+
+/// A run in a state folder this user may not write: when the folder is another user's (as root,
+/// the run is made as nobody), whose it is and what to do, not chmod u+w, which its owner alone
+/// may do; when it is this user's own, to give it back its write permission.
+#[test]
+fn a_run_in_a_state_folder_it_may_not_write_says_whose_it_is() {
+    let s = Sandboxed::new();
+    let ran = s.run(&["run", "hello", "-q"]);
+    assert_eq!(ran.code, 0, "{}", ran.both());
+    let locks = s.state().join("locks");
+    assert!(locks.is_dir());
+    let ran = as_a_user_the_folder_stops(&s, &["run", "hello", "-q"], &locks, 0o755, 0o500);
+    assert_ne!(ran.code, 0, "{}", ran.both());
+    // SAFETY: geteuid only reads this process's effective user id.
+    if unsafe { libc::geteuid() } == 0 {
+        assert!(
+            ran.stderr.contains(&format!(
+                "agent-env's state folder {} belongs to root, not to this user (",
+                s.state().display()
+            )),
+            "{}",
+            ran.stderr
+        );
+        assert!(
+            ran.stderr.contains(
+                "run agent-env as root, or point XDG_STATE_HOME at a place of this user's"
+            ),
+            "{}",
+            ran.stderr
+        );
+        assert!(!ran.stderr.contains("chmod u+w"), "{}", ran.stderr);
+    } else {
+        assert!(
+            ran.stderr
+                .contains("give it back its write permission (chmod u+w"),
+            "{}",
+            ran.stderr
+        );
+    }
+}
