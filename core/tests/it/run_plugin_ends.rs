@@ -415,6 +415,33 @@ fn a_reply_without_its_newline_is_named() {
     }
 }
 
+/// A reply without its newline, then the next reply, is one line of two messages: the run's
+/// warning names that defect, not log output to move to stderr.
+#[test]
+fn two_replies_on_one_line_are_named_as_such_not_as_log_output() {
+    let s = Sandboxed::new();
+    mangled_plugin(&s, "exec-unended");
+    let r = s
+        .command(&["run", "./mangled", "-q"])
+        .env("AGENT_ENV_PLUGIN_CALL_TIMEOUT", "1")
+        .output()
+        .map(Ran::from)
+        .unwrap();
+    let text = r.both();
+    assert_eq!(r.code, 1, "{text}");
+    assert!(
+        text.contains("bytes on stdout without ending the line: end each message with \\n"),
+        "{text}"
+    );
+    assert!(
+        text.contains(
+            "meant as one: it is two or more messages on one line: end each message with \\n)"
+        ),
+        "{text}"
+    );
+    assert!(!text.contains("write logs to stderr"), "{text}");
+}
+
 /// An answer over the maximum message size fails its call as too large, and is no stray stdout
 /// line: no warning of output that is not protocol messages.
 #[test]

@@ -1,6 +1,7 @@
 //! Lines that are no message but were meant as one: a reply with its id null, without
 //! `"jsonrpc":"2.0"`, wrapped in a batch, behind a byte order mark, pretty-printed over several
-//! lines, or with an id that is neither an integer nor a string. [`classify`] names the defect, so
+//! lines, with an id that is neither an integer nor a string, or run together with the next
+//! message on one line (the first written without its newline). [`classify`] names the defect, so
 //! a message about such a line says what to mend instead of calling it stray output.
 //!
 //! It reads a whole line or only its first bytes (a kept noise sample): where the JSON does not
@@ -33,6 +34,8 @@ pub enum Defect {
     /// An answer whose id is the request's number written as a string (`"1"` for `1`): a valid
     /// message, but no answer to any request sent.
     IdAsString(i64),
+    /// Two or more messages on one line: each but the last was written without its newline.
+    Glued,
 }
 
 impl std::fmt::Display for Defect {
@@ -47,6 +50,7 @@ impl std::fmt::Display for Defect {
             Defect::MultiLine => f.write_str("it is a piece of JSON spread over several lines: a message must be on one line: write compact JSON"),
             Defect::BadId(v) => write!(f, "its id {v} is not an integer or a string"),
             Defect::IdAsString(n) => write!(f, "it answered with the id \"{n}\" (a string), where the request's id was the number {n}: echo the id as sent"),
+            Defect::Glued => f.write_str("it is two or more messages on one line: end each message with \\n"),
         }
     }
 }
@@ -127,8 +131,56 @@ pub fn classify(line: &[u8]) -> Option<Malformed> {
         }
         Ok(Value::Object(obj)) => classify_object(&obj),
         Ok(_) => None,
-        Err(_) => classify_text(line),
+        Err(_) => glued(line).or_else(|| classify_text(line)),
     }
+}
+
+/// A line of two or more messages, the first not ended: a message, then (after any blanks) the
+/// next one, whole or cut short (a kept sample ends at its first bytes). Its id is the first
+/// answer's, so the call it answers fails at once, naming the defect.
+fn glued(line: &[u8]) -> Option<Malformed> {
+    let mut values = serde_json::Deserializer::from_slice(line).into_iter::<Value>();
+    let first = match values.next()? {
+        Ok(Value::Object(obj)) if looks_like_message(&obj) => obj,
+        _ => return None,
+    };
+    let mut messages = vec![first];
+    loop {
+        let rest = &line[values.byte_offset()..];
+        let rest_text = String::from_utf8_lossy(rest);
+        let rest_text = rest_text.trim_start();
+        if rest_text.is_empty() {
+            break;
+        }
+        if !rest_text.starts_with('{') {
+            return None;
+        }
+        match values.next() {
+            Some(Ok(Value::Object(obj))) if looks_like_message(&obj) => messages.push(obj),
+            // A message cut short: the start of one, as far as a sample goes.
+            Some(Err(e))
+                if e.is_eof()
+                    && MESSAGE_KEYS
+                        .iter()
+                        .any(|k| sniff(rest, &format!("\"{k}\""))) =>
+            {
+                messages.push(Map::new());
+                break;
+            }
+            _ => return None,
+        }
+    }
+    if messages.len() < 2 {
+        return None;
+    }
+    let first_answer = messages
+        .iter()
+        .find(|m| !m.contains_key("method") && m.contains_key("id"));
+    Some(Malformed {
+        defect: Defect::Glued,
+        id: first_answer.or(messages.first()).and_then(readable_id),
+        has_method: first_answer.is_none() && messages[0].contains_key("method"),
+    })
 }
 
 /// The defect of a JSON object that is no message, if it reads as one meant to be.
@@ -273,6 +325,42 @@ mod tests {
         assert_eq!(
             defect(r#"{"jsonrpc":"2.0","id":null,"result":{"metadata":{"a":"aaaa"#),
             Some(Defect::NullId)
+        );
+    }
+
+    #[test]
+    fn messages_run_together_on_one_line_are_told_so() {
+        let glued = classify(
+            br#"{"jsonrpc": "2.0", "id": 2, "result": {"metadata": {}}}{"jsonrpc": "2.0", "id": 3, "result": null}"#,
+        )
+        .unwrap();
+        assert_eq!(
+            (glued.defect, glued.id, glued.has_method),
+            (Defect::Glued, Some(Id::Number(2)), false)
+        );
+        assert_eq!(
+            Defect::Glued.to_string(),
+            "it is two or more messages on one line: end each message with \\n"
+        );
+        // A log notification not ended, then the answer: the answer's id is the one read.
+        let after_log = classify(
+            br#"{"jsonrpc":"2.0","method":"$/log","params":{"level":"info","message":"hi"}} {"jsonrpc":"2.0","id":7,"result":{}}"#,
+        )
+        .unwrap();
+        assert_eq!(
+            (after_log.defect, after_log.id, after_log.has_method),
+            (Defect::Glued, Some(Id::Number(7)), false)
+        );
+        // A sample cut short in the second message still says so.
+        assert_eq!(
+            defect(r#"{"jsonrpc":"2.0","id":2,"result":{}}{"jsonrpc":"2.0","id":3,"resu"#),
+            Some(Defect::Glued)
+        );
+        // JSON log lines run together, or a message then text, are not.
+        assert_eq!(defect(r#"{"level":"info"}{"level":"warn"}"#), None);
+        assert_eq!(
+            defect(r#"{"jsonrpc":"2.0","id":2,"result":{}} and then some text"#),
+            None
         );
     }
 
