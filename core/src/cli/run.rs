@@ -282,18 +282,26 @@ impl Watch<'_> {
         // Written out now: what the plugins said as they stopped came after the run's last event,
         // and the log is never dropped (a second signal's handler holds it).
         if let Some(log) = &log {
-            log.flush();
+            log.remove_if_unwritten();
         }
         // The run's lines went through the view's writer: a stdout that failed there fails the command.
         term.absorb(view.terminal());
         drop(view);
         term.absorb(&hold.term);
         let printed_early = hold.printed.load(Ordering::SeqCst);
-        if let Some(why) = log.as_ref().and_then(|l| l.failure()) {
-            term.warn(format!("{why}; the run went on without a log"));
-        }
-        if let Some(why) = log.as_ref().and_then(|l| l.cut_short()) {
-            term.warn(why);
+        let log_failures = log.as_ref().map(|l| {
+            let not_made = l
+                .failure()
+                .map(|why| format!("{why}; the run went on without a log"));
+            not_made.into_iter().chain(l.cut_short())
+        });
+        for message in log_failures.into_iter().flatten() {
+            term.warn(&message);
+            // As the run's other warnings: a script reads it in the document.
+            collector.event(&RunEvent::Warning {
+                task_path: None,
+                message,
+            });
         }
         let written_log = written(log.as_deref());
         let log_hint = written_log

@@ -58,6 +58,8 @@ struct State {
     write_failed: Option<io::Error>,
     /// The log is being dropped: the flusher writes what is left and ends.
     closed: bool,
+    /// The file was removed: nothing could be written to it (see [`RunLog::remove_if_unwritten`]).
+    removed: bool,
     /// Bytes of plugin output written, and the lines left out past the limit (and their bytes).
     plugin_bytes: u64,
     plugin_lines_left_out: u64,
@@ -103,6 +105,7 @@ impl RunLog {
                     dirty: false,
                     write_failed: None,
                     closed: false,
+                    removed: false,
                     plugin_bytes: 0,
                     plugin_lines_left_out: 0,
                     plugin_bytes_left_out: 0,
@@ -144,9 +147,10 @@ impl RunLog {
     pub fn cut_short(&self) -> Option<String> {
         let state = self.state()?;
         let error = state.write_failed.as_ref()?;
-        let holds = match self.is_empty() {
-            true => "it holds nothing of this run",
-            false => "it holds the run's lines up to there",
+        let holds = match (state.removed, self.is_empty()) {
+            (true, _) => "this run has no log (the empty file is removed)",
+            (false, true) => "it holds nothing of this run",
+            (false, false) => "it holds the run's lines up to there",
         };
         let room = match error.raw_os_error() {
             Some(libc::ENOSPC | libc::EDQUOT) => {
@@ -232,6 +236,16 @@ impl RunLog {
         }
     }
 
+    /// Writes out what is buffered, then removes the file when a write to it failed before anything
+    /// reached it (a full disk): an empty log is no record of the run, only one more file on a disk
+    /// with no room. [`RunLog::cut_short`] then says the run has no log.
+    pub fn remove_if_unwritten(&self) {
+        if let Some(mut state) = self.state() {
+            flush_state(&mut state);
+            remove_when_unwritten(&self.path, &mut state);
+        }
+    }
+
     fn start_flusher(&self) {
         let shared = self.shared.clone();
         let started = std::thread::Builder::new()
@@ -241,6 +255,15 @@ impl RunLog {
         if let (Ok(handle), Ok(mut slot)) = (started, self.flusher.lock()) {
             *slot = Some(handle);
         }
+    }
+}
+
+fn remove_when_unwritten(path: &Path, state: &mut State) {
+    let unwritten = matches!(state.file, LogFile::Open(_))
+        && state.write_failed.is_some()
+        && !fs::metadata(path).is_ok_and(|m| m.len() > 0);
+    if unwritten && !state.removed && fs::remove_file(path).is_ok() {
+        state.removed = true;
     }
 }
 
@@ -344,6 +367,7 @@ impl Drop for RunLog {
         if let Some(mut state) = self.state() {
             state.closed = true;
             flush_state(&mut state);
+            remove_when_unwritten(&self.path, &mut state);
         }
         self.shared.wake.notify_all();
         let handle = self.flusher.lock().ok().and_then(|mut h| h.take());

@@ -44,6 +44,15 @@ fn fill(filler: &Path) {
     let _ = file.sync_all();
 }
 
+/// How many empty files the logs folder holds.
+fn empty_logs(s: &Sandboxed) -> usize {
+    std::fs::read_dir(s.state().join("logs"))
+        .unwrap()
+        .flatten()
+        .filter(|e| e.metadata().is_ok_and(|m| m.len() == 0))
+        .count()
+}
+
 fn json_of(out: &std::process::Output) -> Value {
     serde_json::from_slice(&out.stdout).unwrap_or_else(|e| {
         panic!(
@@ -97,7 +106,20 @@ fn a_task_end_nothing_can_keep_on_a_full_disk_fails_the_task_as_not_recorded() {
         !stderr.contains("it is kept in this machine's state folder"),
         "{stderr}"
     );
-    assert_eq!(doc["warnings"], serde_json::json!([]), "{doc}");
+    // The run's log took nothing either: the document's warnings say so, as stderr does, and no
+    // empty log is left behind.
+    let log_warning = "No space left on device (os error 28), so this run has no log (the empty file is removed); free space on the file system that holds it for the next run's log";
+    assert_eq!(doc["log"], Value::Null, "{doc}");
+    let warnings = doc["warnings"].as_array().unwrap();
+    assert_eq!(warnings.len(), 1, "{doc}");
+    assert_eq!(warnings[0]["path"], Value::Null, "{doc}");
+    let message = warnings[0]["message"].as_str().unwrap();
+    assert!(
+        message.starts_with("cannot write the run log ") && message.ends_with(log_warning),
+        "{doc}"
+    );
+    assert!(stderr.contains(&format!("Warning: {message}")), "{stderr}");
+    assert_eq!(empty_logs(&s), 0, "{stderr}");
 
     std::fs::remove_file(&filler).unwrap();
     let after = s.command(&["run", "hello", "--json"]).output().unwrap();
@@ -182,16 +204,11 @@ fn artifact_files_with_no_room_say_what_was_stored_and_what_to_do() {
             assert!(len > 0, "points at an empty log: {stderr}");
         }
     }
-    let logs = s.state().join("logs");
-    let empty_logs = std::fs::read_dir(&logs)
-        .unwrap()
-        .flatten()
-        .filter(|e| e.metadata().is_ok_and(|m| m.len() == 0))
-        .count();
-    assert_eq!(empty_logs, 1, "{stderr}");
+    // The log the full disk left empty is removed, not left behind.
+    assert_eq!(empty_logs(&s), 0, "{stderr}");
     assert!(
         stderr.contains("Warning: cannot write the run log ")
-            && stderr.contains("No space left on device (os error 28), so it holds nothing of this run; free space on the file system that holds it for the next run's log"),
+            && stderr.contains("No space left on device (os error 28), so this run has no log (the empty file is removed); free space on the file system that holds it for the next run's log"),
         "{stderr}"
     );
 }
