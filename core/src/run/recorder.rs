@@ -18,7 +18,8 @@
 //!
 //! The task's end is written whatever the store's trouble: a store that does not answer (it is down,
 //! or a plugin store crashed) is asked again, with growing pauses, for up to [`FinalWait::patience`]
-//! (a cancel stops the wait); if it still does not take it, the final document is handed back
+//! (a cancel stops the wait; a full disk is not waited for: it takes the end no sooner for asking
+//! again until someone frees space); if it still does not take it, the final document is handed back
 //! ([`RecordError::Deferred`]) for the run's journal to keep, and a later run writes it. How many
 //! tasks of the process are in that wait is kept ([`ends_waiting_for_store`]), so that what a signal
 //! says can tell a wait it stops from steps it cancels.
@@ -150,6 +151,24 @@ pub(crate) fn may_answer_later(e: &StoreError) -> bool {
         e,
         StoreError::Io { .. } | StoreError::Internal(_) | StoreError::ConcurrentModification(_)
     )
+}
+
+/// Whether `e` says the store's disk is full: asking again gets the same answer until someone frees
+/// space, which the error already tells them to do before they run again, so the task's end is not
+/// waited for.
+pub(crate) fn disk_full(e: &StoreError) -> bool {
+    match e {
+        StoreError::Io {
+            raw_os_error: Some(code),
+            ..
+        } => matches!(*code, libc::ENOSPC | libc::EDQUOT),
+        // SQLite's own words for SQLITE_FULL: the local document store reports it with no errno.
+        StoreError::Io {
+            message,
+            raw_os_error: None,
+        } => message.contains("database or disk is full"),
+        _ => false,
+    }
 }
 
 /// Writes one task run's instance document (see the module's docs).
@@ -380,7 +399,13 @@ impl<'f> Recorder<'f> {
                 return Err(RecordError::NotRecorded(e.to_string()));
             }
             let left = wait.patience.saturating_sub(started.elapsed());
-            if !may_answer_later(&e) || left.is_zero() || wait.cancel.is_cancelled() {
+            // A full disk is handed back at once: the run's journal may still have room (the store
+            // can be on another disk), and waiting only holds the run up.
+            if !may_answer_later(&e)
+                || disk_full(&e)
+                || left.is_zero()
+                || wait.cancel.is_cancelled()
+            {
                 return Err(RecordError::Deferred {
                     why: e.to_string(),
                     document: state.doc.clone(),
@@ -655,6 +680,8 @@ mod tests {
         replaces: AtomicUsize,
         refuse_inserts: bool,
         down: std::sync::atomic::AtomicBool,
+        /// Replaces fail as the local store's do on a full disk.
+        full: std::sync::atomic::AtomicBool,
     }
 
     fn counting(dir: &tempfile::TempDir, refuse_inserts: bool) -> Arc<Forwarding<Counting>> {
@@ -667,6 +694,7 @@ mod tests {
                 replaces: AtomicUsize::new(0),
                 refuse_inserts,
                 down: Default::default(),
+                full: Default::default(),
             },
         ))
     }
@@ -698,6 +726,12 @@ mod tests {
             upsert: bool,
         ) -> StoreResult<u64> {
             self.replaces.fetch_add(1, Ordering::SeqCst);
+            if self.full.load(Ordering::SeqCst) {
+                return Err(StoreError::Io {
+                    message: "d.db: the disk is full (database or disk is full); free some space and run again".into(),
+                    raw_os_error: None,
+                });
+            }
             if self.down.load(Ordering::SeqCst) {
                 return Err(StoreError::Io {
                     message: "could not reach db.internal:5432 (connection refused)".into(),
@@ -952,6 +986,45 @@ mod tests {
             other => panic!("expected Deferred, got {other:?}"),
         }
         assert_eq!(stored(&docs, "t-1").unwrap()["status"], "running");
+    }
+
+    /// A store whose disk is full is not asked again for the task's end: the end is handed back at
+    /// once, with no wait said, though the patience is long.
+    #[test]
+    fn a_full_disk_hands_the_tasks_end_back_at_once() {
+        let dir = tempfile::tempdir().unwrap();
+        let docs = counting(&dir, false);
+        let flusher = Flusher::new();
+        let context = TaskStepContext::default();
+        let recorder = written_then_down(&docs, &flusher, &context);
+        docs.full.store(true, Ordering::SeqCst);
+        let said = Mutex::new(Vec::new());
+        let waiting = |why: &str| said.lock().unwrap().push(why.to_string());
+        let cancel = Cancel::default();
+        let wait = FinalWait {
+            patience: Duration::from_secs(30),
+            cancel: &cancel,
+            waiting: &waiting,
+        };
+        let began = Instant::now();
+        let end = recorder.finish(&TaskOutcome::Passed(Vec::new()), &context, &[], &wait);
+        assert!(began.elapsed() < Duration::from_secs(5), "it waited");
+        match end {
+            Err(RecordError::Deferred { why, stored, .. }) => {
+                assert!(stored);
+                assert!(why.contains("database or disk is full"), "{why}");
+            }
+            other => panic!("expected Deferred, got {other:?}"),
+        }
+        assert!(said.lock().unwrap().is_empty(), "a wait was said");
+        assert!(disk_full(&StoreError::Io {
+            message: "writing".into(),
+            raw_os_error: Some(libc::ENOSPC)
+        }));
+        assert!(!disk_full(&StoreError::Io {
+            message: "could not reach db.internal:5432 (connection refused)".into(),
+            raw_os_error: None
+        }));
     }
 
     /// A running task's instance records a heartbeat, its interval and its machine; the flusher

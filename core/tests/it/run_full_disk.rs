@@ -134,6 +134,47 @@ fn a_task_end_nothing_can_keep_on_a_full_disk_fails_the_task_as_not_recorded() {
     );
 }
 
+/// A document store on a full disk is not waited for at a task's end: the run does not hold up
+/// for the record wait (30 s by default) asking a store that takes nothing until space is freed;
+/// the task fails at once as not recorded, the store's error saying to free space.
+#[test]
+fn a_task_end_on_a_full_disk_is_not_waited_for() {
+    let s = Sandboxed::new();
+    let Some(_mounted) = Mounted::tmpfs(&s.dir.path().join("state"), "4m") else {
+        eprintln!("skipped: a tmpfs cannot be mounted here (needs root and mount)");
+        return;
+    };
+    let first = s.command(&["run", "hello", "--json"]).output().unwrap();
+    assert_eq!(first.status.code(), Some(0), "{}", json_of(&first));
+    fill(&s.dir.path().join("state").join("filler"));
+    let began = std::time::Instant::now();
+    let full = s
+        .command(&["run", "hello", "--json"])
+        .env("AGENT_ENV_RECORD_WAIT_SECONDS", "20")
+        .output()
+        .unwrap();
+    let took = began.elapsed();
+    let stderr = String::from_utf8_lossy(&full.stderr).into_owned();
+    assert_eq!(full.status.code(), Some(1), "{stderr}");
+    assert!(
+        took < std::time::Duration::from_secs(10),
+        "took {took:?}: {stderr}"
+    );
+    assert!(
+        !stderr.contains("waiting for the document store"),
+        "{stderr}"
+    );
+    let summary = json_of(&full)["tasks"][0]["summary"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    assert!(
+        summary
+            .contains("the disk is full (database or disk is full); free some space and run again"),
+        "{summary}"
+    );
+}
+
 /// A journal left empty (a run's write to it failed: older runs left one so on a full disk) is a
 /// run whose journal was cut short, as `task list` and the next run say, not a killed run.
 #[test]
