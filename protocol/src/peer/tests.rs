@@ -294,8 +294,12 @@ fn closing_fails_pending_calls() {
 /// string too.
 #[test]
 fn a_malformed_answer_fails_its_call_at_once() {
-    let cases: [(&str, Defect); 4] = [
+    let cases: [(&str, Defect); 5] = [
         (r#"{"id":1,"result":{}}"#, Defect::NoVersion),
+        (
+            r#"{"jsonrpc":"2.0","id":1,"result":{}}{"jsonrpc":"2.0","method":"$/log","params":{}}"#,
+            Defect::Glued,
+        ),
         (r#"{"jsonrpc":"2.0","id":null,"result":{}}"#, Defect::NullId),
         (r#"[{"jsonrpc":"2.0","id":1,"result":{}}]"#, Defect::Batch),
         (
