@@ -2,8 +2,9 @@
 //! (`evil.py` in `["python3", "evil.py"]`). Arguments after the first are passed as written, so such a
 //! file is found in the folder agent-env runs in, not the manifest's: the plugin works only from its
 //! own folder, and anywhere else whatever file of that name the folder holds runs in its place, a
-//! file no pin covers. `plugin verify` warns of them; the host refuses to start a plugin `plugin add`
-//! installed that has one ([`HostError::RelativeArgument`](crate::HostError::RelativeArgument)).
+//! file no pin covers. `plugin verify` and `plugin add` refuse them and start nothing; the host refuses
+//! to start a plugin `plugin add` installed that has one
+//! ([`HostError::RelativeArgument`](crate::HostError::RelativeArgument)).
 
 use std::path::Path;
 

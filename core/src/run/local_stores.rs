@@ -5,8 +5,10 @@
 //! Nothing touches disk until the first write; reads of a store that was never written find nothing, so
 //! `--dry-run` leaves no trace. The database is opened once, on first use, and shared by every task.
 //!
-//! A `local.db` a full disk or a bad copy left at 0 bytes reads as empty and is written over by the
-//! run's first write: [`warnings`] says so before the run starts, for the run to show as its own.
+//! A `local.db` a full disk or a bad copy left at 0 bytes reads as empty: [`warnings`] says so before
+//! the run starts, for the run to show as its own. With nothing beside it, the run's first write makes
+//! a new store there; with its write-ahead log left (the records may be got back from it), the store
+//! refuses every write, so the run fails at its first write and both files stay as they are.
 
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
@@ -26,8 +28,8 @@ pub fn local_object_root(state_root: &Path) -> PathBuf {
 }
 
 /// What a run using the @local stores under `state_root` is to warn of before it starts: a
-/// `local.db` emptied to 0 bytes ([`emptied`]), whose records the run does not find and whose file
-/// its first write makes a new, empty store of (what the store says when written to).
+/// `local.db` emptied to 0 bytes ([`emptied`]), whose records the run does not find (and which its
+/// first write makes a new store of, or is refused on when the file's log is left: see the module).
 pub fn warnings(state_root: &Path) -> Vec<String> {
     let db = local_db_path(state_root);
     match emptied::is_emptied(&db) {

@@ -301,7 +301,8 @@ fn pinned_change(config: &HostConfig, spec: &SpawnSpec) -> Option<String> {
 /// Why `spec` may not start, when it is a plugin `plugin add` installed (its manifest in the plugins
 /// directory, where the pin file is) and an argument of its `exec` after the first names a file beside
 /// its manifest by a relative path: wherever agent-env runs, a file of that name there would run in its
-/// place. A plugin found on `PATH` is the user's own work in progress: `plugin verify` warns of it.
+/// place. A plugin found on `PATH` is the user's own work in progress, started as it is (`plugin
+/// verify` fails it without starting it).
 fn installed_relative_argument(config: &HostConfig, spec: &SpawnSpec) -> Option<String> {
     let plugins_dir = config.pins.as_ref()?.parent()?;
     if !spec.manifest_path.starts_with(plugins_dir) {
