@@ -21,6 +21,7 @@ mod cookie;
 mod endings;
 mod finding;
 mod mid_session;
+mod plural;
 mod session;
 mod spoken_protocol;
 mod stdout_lines;

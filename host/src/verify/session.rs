@@ -13,7 +13,8 @@ use agent_env_protocol::methods::{InitializeResult, SHUTDOWN};
 use serde_json::json;
 
 use super::conversation::{Answer, Conversation};
-use super::wording::{describe_failure, plural, quoting_stderr};
+use super::plural::plural;
+use super::wording::{describe_failure, quoting_stderr};
 use super::{Check, Finding, Kit};
 
 /// One check taken while the session is open: the kit and the conversation.

@@ -6,7 +6,7 @@
 
 use agent_env_protocol::peer::Defect;
 
-use super::wording::count;
+use super::plural::count;
 
 /// How many samples of each kind are kept.
 const SAMPLES: usize = 3;

@@ -16,8 +16,9 @@ use agent_env_protocol::methods::EXECUTE;
 use serde_json::{json, Map, Value};
 
 use super::conversation::{Answer, Exchange};
+use super::plural::plural;
 use super::step_timeout::step_timeout;
-use super::wording::{describe_failure, plural, quoting_stderr, short, tail_note};
+use super::wording::{describe_failure, quoting_stderr, short, tail_note};
 use super::{Check, Finding, Kit, Status, VerifyOptions, TAIL_LINES};
 use crate::config::{CALL_TIMEOUT_VAR, STEP_TIMEOUT_GRACE};
 

@@ -75,19 +75,6 @@ pub(super) enum AnswersOn {
     Fd4,
 }
 
-pub(super) fn plural(n: usize) -> &'static str {
-    if n == 1 {
-        ""
-    } else {
-        "s"
-    }
-}
-
-/// `1 line`, `2 lines`: `n` and `noun`, agreeing.
-pub(super) fn count(n: usize, noun: &str) -> String {
-    format!("{n} {noun}{}", plural(n))
-}
-
 /// ` (stderr: a | b)`, or nothing.
 pub(super) fn tail_note(lines: &[String]) -> String {
     if lines.is_empty() {
