@@ -10,6 +10,7 @@ use agent_env_protocol::manifest::Manifest;
 use agent_env_protocol::names::canonical_name;
 
 use crate::discovery::Discovery;
+use crate::stores::local::sqlite_docs::emptied;
 
 /// What removing a package would leave behind, one sentence each.
 #[derive(Debug, Default)]
@@ -191,6 +192,16 @@ fn stored_uses(target: &Manifest, discovery: &Discovery, state_root: &Path) -> U
             } else {
                 &mut out.blocking
             };
+            // A file cut to 0 bytes is never opened: SQLite would throw its log away, which may be
+            // where its records are left (read-only or not).
+            if emptied::is_emptied(&path) {
+                said.push(format!(
+                    "the document store {} is empty (0 bytes), so stored {collection} were not checked \
+                     (agent-env task list says what to do with it)",
+                    path.display()
+                ));
+                continue;
+            }
             match local_uses(&path, collection, &types, in_steps) {
                 Ok(uses) => said.extend(uses.sentence(collection, place, label)),
                 Err(e) => said.push(format!(

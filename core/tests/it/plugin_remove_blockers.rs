@@ -208,6 +208,30 @@ fn tasks_bundle_runs_recorded_are_warned_of_not_blockers() {
     assert!(!sb.plugins_dir().join("agentenv-grader").exists());
 }
 
+/// A local.db cut to 0 bytes beside its write-ahead log is not opened to look for uses (SQLite
+/// would throw the log away, where its records may be left): the removal says it was not checked,
+/// and both files stay as they were.
+#[test]
+fn an_emptied_local_store_is_not_opened_to_check_its_uses() {
+    let sb = Sandbox::new();
+    grader(&sb);
+    let dir = sb.dir().join("home/.local/state/agent-env/document_store");
+    std::fs::create_dir_all(&dir).unwrap();
+    std::fs::write(dir.join("local.db"), "").unwrap();
+    std::fs::write(dir.join("local.db-wal"), vec![7u8; 4096]).unwrap();
+    let (code, out, err) = run(&sb, &["plugin", "remove", "agentenv-grader", "--yes"]);
+    assert_eq!(code, 0, "{out}{err}");
+    assert!(
+        err.contains("local.db is empty (0 bytes), so stored tasks were not checked"),
+        "{err}"
+    );
+    assert_eq!(std::fs::metadata(dir.join("local.db")).unwrap().len(), 0);
+    assert_eq!(
+        std::fs::read(dir.join("local.db-wal")).unwrap(),
+        vec![7u8; 4096]
+    );
+}
+
 #[test]
 fn what_is_not_a_plugin_here_is_refused() {
     let sb = Sandbox::new();
