@@ -1645,7 +1645,7 @@ fn an_emptied_local_store_with_its_log_left_is_never_opened_and_can_be_got_back(
     let log_bytes = std::fs::metadata(&wal).unwrap().len();
     assert!(log_bytes > 0);
     let said = format!(
-        "{} is empty (0 bytes), but its write-ahead log ({log_bytes} bytes) may still hold the records",
+        "{} is empty (0 bytes), but its write-ahead log ({log_bytes} bytes) may still hold some of the records",
         db.display()
     );
     for _ in 0..2 {
@@ -1680,17 +1680,29 @@ fn an_emptied_local_store_with_its_log_left_is_never_opened_and_can_be_got_back(
     );
     assert_eq!(std::fs::metadata(&db).unwrap().len(), 0);
     assert_eq!(std::fs::metadata(&wal).unwrap().len(), log_bytes);
-    // The warning's steps, with rusqlite for sqlite3.
-    let saved = db.with_file_name("local.db-wal.saved");
-    std::fs::rename(&wal, &saved).unwrap();
-    std::fs::remove_file(&db).unwrap();
+    // The warning's steps, with rusqlite for sqlite3: on copies in recovered/, then the move.
+    let recovered = db.with_file_name("recovered");
+    std::fs::create_dir(&recovered).unwrap();
+    let copy = recovered.join("local.db");
     {
-        let conn = rusqlite::Connection::open(&db).unwrap();
+        let conn = rusqlite::Connection::open(&copy).unwrap();
         conn.execute_batch("PRAGMA page_size=4096").unwrap();
         conn.query_row("PRAGMA journal_mode=WAL", [], |_| Ok(()))
             .unwrap();
     }
-    std::fs::rename(&saved, &wal).unwrap();
+    std::fs::copy(&wal, recovered.join("local.db-wal")).unwrap();
+    {
+        let conn = rusqlite::Connection::open(&copy).unwrap();
+        conn.query_row("PRAGMA wal_checkpoint(TRUNCATE)", [], |_| Ok(()))
+            .unwrap();
+        let counted: i64 = conn
+            .query_row("SELECT count(*) FROM docs_task_instances", [], |r| r.get(0))
+            .unwrap();
+        assert_eq!(counted, 2);
+    }
+    assert_eq!(std::fs::metadata(&wal).unwrap().len(), log_bytes);
+    std::fs::rename(&wal, db.with_file_name("local.db-wal.cut")).unwrap();
+    std::fs::rename(&copy, &db).unwrap();
     let listed = s.run(&["task", "list", "--json"]);
     assert_eq!(listed.code, 0, "{}", listed.both());
     assert!(!listed.stderr.contains("0 bytes"), "{}", listed.both());

@@ -52,13 +52,16 @@ pub fn warning(db: &Path) -> String {
         .map(|p| crate::quote::word(&p.display().to_string()))
         .unwrap_or_else(|| ".".to_string());
     format!(
-        "{shown} is empty (0 bytes), but its write-ahead log ({log_bytes} bytes) may still hold the \
-         records: agent-env reads nothing from it and writes nothing there until it is dealt with. \
-         To get them back with sqlite3, before anything else opens it: cd {folder} && mv {log} {log}.saved \
-         && rm {file} && sqlite3 {file} 'PRAGMA page_size={page_size}; PRAGMA journal_mode=WAL' \
-         && mv {log}.saved {log} && sqlite3 {file} 'PRAGMA wal_checkpoint(TRUNCATE); PRAGMA integrity_check' \
-         (ok: the log held them all). Else put it back from a backup, or remove both (rm {quoted} \
-         {wal}) to start an empty store"
+        "{shown} is empty (0 bytes), but its write-ahead log ({log_bytes} bytes) may still hold some \
+         of the records: agent-env reads nothing from it and writes nothing there until it is dealt \
+         with. To see what the log gives back, with sqlite3 and on copies (the two files stay as they \
+         are): cd {folder} && mkdir recovered && sqlite3 recovered/{file} 'PRAGMA page_size={page_size}; \
+         PRAGMA journal_mode=WAL' && cp {log} recovered/{log} && sqlite3 recovered/{file} 'PRAGMA \
+         wal_checkpoint(TRUNCATE); SELECT count(*) FROM docs_task_instances'. The log holds only what \
+         was written since the store last folded it into the file, so that count is every instance \
+         only when nothing had been folded in; an error or a short count means the rest went with the \
+         file. To keep what came back: mv {log} {log}.cut && mv recovered/{file} {file}. Else put the \
+         file back from a backup, or remove both (rm {quoted} {wal}) to start an empty store"
     )
 }
 
@@ -116,7 +119,8 @@ mod tests {
         assert!(warning(&db).contains("is empty (0 bytes), so the records it held are not there"));
         std::fs::write(dir.path().join("local.db-wal"), "frames").unwrap();
         assert!(is_emptied(&db));
-        assert!(warning(&db).contains("its write-ahead log (6 bytes) may still hold the records"));
+        assert!(warning(&db)
+            .contains("its write-ahead log (6 bytes) may still hold some of the records"));
         assert!(refusal(&db)
             .unwrap()
             .to_string()
@@ -145,21 +149,28 @@ mod tests {
         std::fs::write(&db, "").unwrap();
         std::fs::copy(dir.path().join("log"), wal_of(&db)).unwrap();
         assert_eq!(log_page_size(&db), Some(4096));
-        // The steps, as the warning gives them.
-        let saved = dir.path().join("local.db-wal.saved");
-        std::fs::rename(wal_of(&db), &saved).unwrap();
-        std::fs::remove_file(&db).unwrap();
+        // The steps, as the warning gives them: on copies, in recovered/.
+        let warned = warning(&db);
+        assert!(
+            warned.contains("mkdir recovered && sqlite3 recovered/local.db"),
+            "{warned}"
+        );
+        let recovered = dir.path().join("recovered");
+        std::fs::create_dir(&recovered).unwrap();
+        let copy = recovered.join("local.db");
         {
-            let conn = rusqlite::Connection::open(&db).unwrap();
+            let conn = rusqlite::Connection::open(&copy).unwrap();
             conn.execute_batch("PRAGMA page_size=4096").unwrap();
             conn.query_row("PRAGMA journal_mode=WAL", [], |_| Ok(()))
                 .unwrap();
         }
-        std::fs::rename(&saved, wal_of(&db)).unwrap();
-        let conn = rusqlite::Connection::open(&db).unwrap();
+        std::fs::copy(wal_of(&db), wal_of(&copy)).unwrap();
+        let conn = rusqlite::Connection::open(&copy).unwrap();
         let doc: String = conn
             .query_row("SELECT doc FROM t", [], |r| r.get(0))
             .unwrap();
+        // The cut file and its log are as they were.
+        assert!(is_emptied(&db) && log_left(&db).is_some());
         assert_eq!(doc, "kept");
     }
 }
