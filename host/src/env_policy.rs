@@ -11,7 +11,11 @@
 //!   selection, whatever the manifest names;
 //! - what the user adds for every plugin with `AGENT_ENV_PLUGIN_ENV` (a comma-separated list of names
 //!   or prefixes ending in `*`; a store selection only when the user names it whole);
-//! - the protocol's own variables, set by the spawner.
+//! - the protocol's own variables, set by the spawner;
+//! - `PYTHONSAFEPATH=1` when its `exec` starts a Python module (`["/venv/bin/python", "-m", "mod"]`,
+//!   [`starts_a_python_module`]): Python puts the folder it runs in first on `sys.path` for `-m`, and a
+//!   plugin runs in agent-env's working folder, so a `mod.py` there would be imported in the plugin's
+//!   place (Python 3.11 and later honour it; 3.9 and 3.10 ignore it).
 //!
 //! A command a task runs in a local sandbox gets the same less agent-env's own `AGENT_ENV_*`
 //! variables (they locate agent-env's config, plugins and stores, a credential the user keeps under
@@ -154,6 +158,58 @@ pub fn child_env(
     declared: &[String],
 ) -> Vec<(OsString, OsString)> {
     filtered_env(parent, Child::Plugin, declared)
+}
+
+/// The variable that keeps Python (3.11 and later) from putting the folder it runs in first on
+/// `sys.path` for `python -m mod`.
+pub const PYTHON_SAFE_PATH_VAR: &str = "PYTHONSAFEPATH";
+
+/// The environment a plugin child started with `argv` (its resolved `exec`) gets from `parent`:
+/// [`child_env`], and [`PYTHON_SAFE_PATH_VAR`] set to `1` when `argv` starts a Python module
+/// ([`starts_a_python_module`]), so a module of that name in the folder agent-env runs in is not
+/// imported in the plugin's place. The plugin's own Python subprocesses inherit it.
+pub fn plugin_env(
+    parent: impl IntoIterator<Item = (OsString, OsString)>,
+    declared: &[String],
+    argv: &[String],
+) -> Vec<(OsString, OsString)> {
+    let mut env = child_env(parent, declared);
+    if starts_a_python_module(argv) {
+        env.retain(|(key, _)| key != PYTHON_SAFE_PATH_VAR);
+        env.push((PYTHON_SAFE_PATH_VAR.into(), "1".into()));
+    }
+    env
+}
+
+/// Whether `argv` runs a Python interpreter (its first element's file name starts with `python`)
+/// with `-m MODULE` (or `-mMODULE`) among its options, before a script or `-c` ends them.
+pub fn starts_a_python_module(argv: &[String]) -> bool {
+    let Some((program, args)) = argv.split_first() else {
+        return false;
+    };
+    let is_python = std::path::Path::new(program)
+        .file_name()
+        .and_then(OsStr::to_str)
+        .is_some_and(|name| name.starts_with("python"));
+    if !is_python {
+        return false;
+    }
+    // Options that take the next argument as their value.
+    const WITH_VALUE: [&str; 3] = ["-X", "-W", "--check-hash-based-pycs"];
+    let mut args = args.iter();
+    while let Some(arg) = args.next() {
+        match arg.as_str() {
+            "-m" => return args.next().is_some_and(|module| !module.is_empty()),
+            option if option.starts_with("-m") => return true,
+            option if WITH_VALUE.contains(&option) => {
+                args.next();
+            }
+            "-c" | "-" | "--" => return false,
+            option if option.starts_with('-') => {}
+            _script => return false,
+        }
+    }
+    false
 }
 
 /// The environment a command run in a local sandbox gets from `parent`: what every plugin gets
@@ -305,6 +361,50 @@ mod tests {
             !env.contains(&"AGENT_ENV_OBJECT_STORE".to_string()),
             "{env:?}"
         );
+    }
+
+    fn argv(items: &[&str]) -> Vec<String> {
+        items.iter().map(|s| s.to_string()).collect()
+    }
+
+    #[test]
+    fn a_python_module_start_is_told_from_a_script_and_other_programs() {
+        for started in [
+            &["/venv/bin/python", "-m", "qamod"][..],
+            &["python3", "-u", "-m", "qamod", "--flag"],
+            &["/usr/bin/python3.11", "-X", "utf8", "-mqamod"],
+        ] {
+            assert!(starts_a_python_module(&argv(started)), "{started:?}");
+        }
+        for not in [
+            &["/venv/bin/python", "plugin.py", "-m", "x"][..],
+            &["python3", "-c", "import x", "-m", "x"],
+            &["/usr/bin/env", "python3", "-m", "x"],
+            &["/opt/bin/run", "-m", "x"],
+            &["python3", "-m"],
+            &[],
+        ] {
+            assert!(!starts_a_python_module(&argv(not)), "{not:?}");
+        }
+    }
+
+    #[test]
+    fn a_python_module_plugin_gets_python_safe_path() {
+        let parent = vars(&[("PATH", "/bin"), ("PYTHONSAFEPATH", "")]);
+        let env = plugin_env(
+            parent.clone(),
+            &["PYTHON*".to_string()],
+            &argv(&["python3", "-m", "m"]),
+        );
+        assert_eq!(
+            env.iter()
+                .filter(|(k, _)| k == PYTHON_SAFE_PATH_VAR)
+                .map(|(_, v)| v.to_string_lossy().into_owned())
+                .collect::<Vec<_>>(),
+            ["1"]
+        );
+        let script = plugin_env(parent, &[], &argv(&["python3", "plugin.py"]));
+        assert_eq!(names(&script), ["PATH"]);
     }
 
     #[test]

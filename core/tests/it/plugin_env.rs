@@ -113,3 +113,51 @@ fn no_manifest_env_lets_a_store_selection_through() {
         "the prefix still works: {seen}"
     );
 }
+
+/// A plugin module (`python3 -m qaplug`) that answers the handshake with one step and every call
+/// after it with an empty result.
+const PYTHON_MODULE_PLUGIN: &str = r#"import json, sys
+sys.stdin.readline()
+print(json.dumps({"jsonrpc": "2.0", "id": 1, "result": {"protocol": 1, "plugin": {"name": "agentenv-pymod", "version": "1"}, "contributions": [{"group": "task_steps", "name": "pymod_step", "type": "pymod_step", "class": "PymodStep", "methods": ["execute", "from_dict"]}]}}), flush=True)
+for line in sys.stdin:
+    message = json.loads(line)
+    if "id" in message:
+        print(json.dumps({"jsonrpc": "2.0", "id": message["id"], "result": {}}), flush=True)
+"#;
+
+#[test]
+#[ignore = "PYTHONSAFEPATH reaches the child once host/src/spawn.rs builds its env with env_policy::plugin_env"]
+fn a_python_module_in_the_folder_agent_env_runs_in_is_not_imported_in_the_plugins_place() {
+    let s = Sandboxed::new();
+    // The plugin's module, found through PYTHONPATH (which every plugin gets).
+    let library = s.write("pylib/qaplug.py", PYTHON_MODULE_PLUGIN);
+    let library = library.parent().unwrap();
+    s.install_manifest(
+        "pymod",
+        "[plugin]\nname = \"agentenv-pymod\"\nversion = \"1\"\nexec = [\"python3\", \"-m\", \"qaplug\"]\nprotocol = [1, 1]\n[provides.task_steps]\npymod_step = \"PymodStep\"\n",
+    );
+    // A folder holding a module of the same name, which Python would import first for `-m` when
+    // agent-env runs there.
+    let elsewhere = s.home().join("elsewhere");
+    std::fs::create_dir_all(&elsewhere).unwrap();
+    let marker = elsewhere.join("ran");
+    std::fs::write(
+        elsewhere.join("qaplug.py"),
+        format!("open({:?}, 'w').close()\n", marker.display().to_string()),
+    )
+    .unwrap();
+
+    let out = s
+        .command(&["plugin", "list"])
+        .env("PYTHONPATH", library)
+        .current_dir(&elsewhere)
+        .output()
+        .unwrap();
+    let both = format!(
+        "{}{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(!marker.exists(), "the folder's qaplug.py ran: {both}");
+    assert!(both.contains("task step pymod_step  ok"), "{both}");
+}
