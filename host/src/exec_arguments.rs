@@ -22,13 +22,15 @@ pub fn files_named_relatively(argv: &[String], manifest_path: &Path) -> Vec<Stri
 }
 
 /// Why the argument `arg` of the manifest at `manifest_path` is a fault, and what to write instead:
-/// the words `plugin verify` warns with and a refused start or `plugin add` gives as the reason.
+/// the words `plugin verify` warns with and a refused start or `plugin add` gives as the reason. What
+/// it advises works for the copy `plugin add` installs as for the folder itself: the file as the
+/// first element, which is found relative to the manifest, or a packaged command. (An absolute path
+/// would name the folder being added, not the copy, and after a refused add the copy is gone.)
 pub fn relative_argument_reason(manifest_path: &Path, arg: &str) -> String {
-    let folder = manifest_path.parent().unwrap_or(Path::new("."));
     format!(
-        "exec argument '{arg}' in {} names a file beside the manifest, but arguments after the first are passed as written, so the plugin finds it only when agent-env runs in that folder; write its absolute path ({}), or make the first element a script beside the manifest that starts it",
+        "exec argument '{arg}' in {} names a file beside the manifest, but arguments after the first are passed as written, so the plugin finds it only when agent-env runs in that folder; make that file the first element, by its path relative to the manifest (exec = [\"./{}\"], a script with a #! line, made executable), or package the plugin with a console script and name that in exec",
         manifest_path.display(),
-        folder.join(arg).display()
+        arg.trim_start_matches("./")
     )
 }
 
@@ -50,11 +52,9 @@ mod tests {
         assert!(files_named_relatively(&first_only, &manifest).is_empty());
         let reason = relative_argument_reason(&manifest, "plugin.py");
         assert!(
-            reason.contains(&format!(
-                "write its absolute path ({})",
-                dir.path().join("plugin.py").display()
-            )),
+            reason.contains("make that file the first element, by its path relative to the manifest (exec = [\"./plugin.py\"], a script with a #! line, made executable)"),
             "{reason}"
         );
+        assert!(!reason.contains("absolute path"), "{reason}");
     }
 }

@@ -35,9 +35,8 @@ fn run_in(s: &Sandboxed, cwd: &std::path::Path, args: &[&str]) -> Ran {
 
 fn reason(manifest: &std::path::Path) -> String {
     format!(
-        "exec argument 'step.sh' in {} names a file beside the manifest, but arguments after the first are passed as written, so the plugin finds it only when agent-env runs in that folder; write its absolute path ({}), or make the first element a script beside the manifest that starts it",
+        "exec argument 'step.sh' in {} names a file beside the manifest, but arguments after the first are passed as written, so the plugin finds it only when agent-env runs in that folder; make that file the first element, by its path relative to the manifest (exec = [\"./step.sh\"], a script with a #! line, made executable), or package the plugin with a console script and name that in exec",
         manifest.display(),
-        manifest.parent().unwrap().join("step.sh").display()
     )
 }
 
@@ -230,4 +229,47 @@ fn plugin_verify_does_not_start_it_and_says_why_in_the_manifest_check() {
             verified.both()
         );
     }
+}
+
+#[test]
+fn plugin_add_advises_what_works_for_the_installed_copy_and_the_advice_does() {
+    let s = Sandboxed::new();
+    let folder = write_plugin(&s, "src-relative");
+    let installed = s.plugins().join("agentenv-relative");
+
+    let added = run_in(&s, &folder, &["plugin", "add", ".", "-y"]);
+    assert_eq!(added.code, 1, "{}", added.both());
+    // Never the path of the copy the refusal removed, nor of the folder being added (which would
+    // tie the installed plugin to it).
+    for absolute in [installed.join("step.sh"), folder.join("step.sh")] {
+        assert!(
+            !added.both().contains(&absolute.display().to_string()),
+            "{}",
+            added.both()
+        );
+    }
+    assert!(
+        added
+            .stderr
+            .contains("make that file the first element, by its path relative to the manifest (exec = [\"./step.sh\"], a script with a #! line, made executable)"),
+        "{}",
+        added.both()
+    );
+
+    // Done as it says, the folder is added, with no warning about where the file is.
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::set_permissions(
+        folder.join("step.sh"),
+        std::fs::Permissions::from_mode(0o755),
+    )
+    .unwrap();
+    std::fs::write(
+        folder.join("agent-env-plugin.toml"),
+        MANIFEST.replace("[\"/bin/sh\", \"step.sh\"]", "[\"./step.sh\"]"),
+    )
+    .unwrap();
+    let added = run_in(&s, &folder, &["plugin", "add", ".", "-y"]);
+    assert_eq!(added.code, 0, "{}", added.both());
+    assert!(!added.stderr.contains("warning:"), "{}", added.both());
+    assert!(installed.join("step.sh").is_file(), "{}", added.both());
 }
