@@ -17,24 +17,70 @@ use super::outside_exec::{lexical, listed};
 pub fn warning(from: &Path) -> Option<String> {
     let manifest = Manifest::load(&from.join(MANIFEST_FILE)).ok()?;
     let inside = inside_by_absolute_path(&manifest.exec, from);
-    // The last is the script an interpreter runs, when the first is the interpreter.
-    let (_, script) = inside.last()?;
+    let (script, data) = script_and_data(&manifest.exec, &inside)?;
     let written: Vec<String> = inside.iter().map(|(entry, _)| entry.clone()).collect();
-    let (its, those_files, they_are, one) = match inside.len() {
-        1 => ("its", "that file", "it is", "it"),
-        _ => ("their", "those files", "they are", "each"),
+    let (its, those_files, they_are) = match inside.len() {
+        1 => ("its", "that file", "it is"),
+        _ => ("their", "those files", "they are"),
     };
+    let runs = if data.is_empty() { "runs" } else { "uses" };
     Some(format!(
         "warning: {name}'s exec names {listed} by {its} absolute path in the folder being added ({folder}): the \
-         installed plugin runs {those_files} where {they_are}, not the copy in the plugins directory, so it depends \
+         installed plugin {runs} {those_files} where {they_are}, not the copy in the plugins directory, so it depends \
          on {folder} staying there (moved or removed, the plugin no longer starts; edited, it is refused as changed \
-         until `agent-env plugin approve {name}`); to run the copy, name {one} in exec by its path relative to the \
-         manifest (exec = [\"./{script}\"], a script with a #! line)",
+         until `agent-env plugin approve {name}`); to run the copy, {advice}",
         name = manifest.name,
         listed = listed(&written),
         folder = from.display(),
-        script = script.display(),
+        advice = advice(&manifest.exec, &script, &data),
     ))
+}
+
+/// The file an interpreter runs among `inside` (the first element of `exec` when it is inside the
+/// folder, else the first inside entry after it), and the other inside entries: data files passed as
+/// arguments. Each as its path relative to the folder; `None` when nothing is inside.
+fn script_and_data(
+    exec: &[String],
+    inside: &[(String, PathBuf)],
+) -> Option<(Script, Vec<PathBuf>)> {
+    let (first, _) = inside.first()?;
+    let is_first = exec.first() == Some(first);
+    let mut relative = inside.iter().map(|(_, relative)| relative.clone());
+    let path = relative.next()?;
+    Some((Script { path, is_first }, relative.collect()))
+}
+
+/// The file `exec` runs from inside the folder being added.
+struct Script {
+    /// Its path relative to the folder.
+    path: PathBuf,
+    /// Whether it is `exec`'s first element (else an interpreter before it runs it).
+    is_first: bool,
+}
+
+/// What to write instead: only `exec`'s first element is found relative to the manifest, so the
+/// script becomes (or stays) that, and a data file is for the plugin to find from its own file.
+fn advice(exec: &[String], script: &Script, data: &[PathBuf]) -> String {
+    let path = script.path.display();
+    let mut advice = if script.is_first {
+        let rest = if exec.len() > 1 { ", …" } else { "" };
+        format!("name {path} in exec by its path relative to the manifest (exec = [\"./{path}\"{rest}])")
+    } else {
+        format!(
+            "make {path} the first element of exec, by its path relative to the manifest (exec = [\"./{path}\"], a \
+             script with a #! line, made executable)"
+        )
+    };
+    if !data.is_empty() {
+        let names: Vec<String> = data.iter().map(|p| p.display().to_string()).collect();
+        advice.push_str(&format!(
+            ", and have the plugin find {} relative to its own file (or through a setting or an environment \
+             variable) rather than by an absolute path",
+            listed(&names)
+        ));
+    }
+    advice.push_str(": only the first element of exec is found relative to the manifest");
+    advice
 }
 
 /// The absolute entries of `exec` that lead into `folder` (judged once links are followed, or as
@@ -84,6 +130,33 @@ mod tests {
         assert!(inside_by_absolute_path(&exec(&["/work/sp/../other/p.py"]), folder).is_empty());
         assert!(inside_by_absolute_path(&exec(&["/work/spx/p.py"]), folder).is_empty());
         assert!(inside_by_absolute_path(&exec(&["/work/sp"]), folder).is_empty());
+    }
+
+    #[test]
+    fn only_the_first_element_is_advised_relative_and_a_data_file_is_for_the_plugin_to_find() {
+        let folder = Path::new("/work/sp");
+        let advised = |items: &[&str]| {
+            let exec = exec(items);
+            let inside = inside_by_absolute_path(&exec, folder);
+            let (script, data) = script_and_data(&exec, &inside).unwrap();
+            advice(&exec, &script, &data)
+        };
+        let data = advised(&["/work/sp/plugin.py", "--settings", "/work/sp/settings.json"]);
+        assert_eq!(
+            data,
+            "name plugin.py in exec by its path relative to the manifest (exec = [\"./plugin.py\", …]), and have \
+             the plugin find settings.json relative to its own file (or through a setting or an environment \
+             variable) rather than by an absolute path: only the first element of exec is found relative to the \
+             manifest"
+        );
+        let interpreted = advised(&["/venv/bin/python", "/work/sp/plugin.py"]);
+        assert_eq!(
+            interpreted,
+            "make plugin.py the first element of exec, by its path relative to the manifest (exec = \
+             [\"./plugin.py\"], a script with a #! line, made executable): only the first element of exec is \
+             found relative to the manifest"
+        );
+        assert!(advised(&["/work/sp/bin/run"]).contains("(exec = [\"./bin/run\"])"));
     }
 
     #[test]

@@ -239,7 +239,7 @@ fn an_absolute_exec_path_inside_the_folder_is_warned_about_and_added() {
         )
     });
     let warning = format!(
-        "warning: agentenv-folder-demo's exec names {} by its absolute path in the folder being added ({}): the installed plugin runs that file where it is, not the copy in the plugins directory, so it depends on {} staying there (moved or removed, the plugin no longer starts; edited, it is refused as changed until `agent-env plugin approve agentenv-folder-demo`); to run the copy, name it in exec by its path relative to the manifest (exec = [\"./plugin.sh\"], a script with a #! line)",
+        "warning: agentenv-folder-demo's exec names {} by its absolute path in the folder being added ({}): the installed plugin runs that file where it is, not the copy in the plugins directory, so it depends on {} staying there (moved or removed, the plugin no longer starts; edited, it is refused as changed until `agent-env plugin approve agentenv-folder-demo`); to run the copy, make plugin.sh the first element of exec, by its path relative to the manifest (exec = [\"./plugin.sh\"], a script with a #! line, made executable): only the first element of exec is found relative to the manifest",
         script.display(),
         src.display(),
         src.display()
@@ -963,4 +963,40 @@ fn only_a_wait_that_lasts_for_the_change_lock_is_said_and_it_names_the_holder() 
     let rest = std::io::read_to_string(stderr).unwrap();
     assert_eq!(waiting.wait().unwrap().code(), Some(0), "{first}{rest}");
     assert!(!rest.contains("waiting for"), "said once: {rest}");
+}
+
+/// A folder whose exec names its script first and a data file after it, both by absolute paths into
+/// the folder: the warning advises the script by its relative path (only the first element is found
+/// relative to the manifest) and leaves the data file for the plugin to find, never `./settings.json`.
+#[test]
+fn an_absolute_data_file_argument_is_not_advised_as_the_script() {
+    let sb = Sandbox::new();
+    let src = sb.dir().join("sd");
+    let script = src.join("plugin.sh");
+    let settings = src.join("settings.json");
+    let src = edited_folder_plugin(&sb, "sd", |manifest, script_text| {
+        (
+            manifest.replace(
+                "exec = [\"./plugin.sh\"]",
+                &format!(
+                    "exec = [\"{}\", \"--settings\", \"{}\"]",
+                    script.display(),
+                    settings.display()
+                ),
+            ),
+            script_text.to_string(),
+        )
+    });
+    std::fs::write(&settings, "{}").unwrap();
+    let (code, out, err) = output(&sb, &["plugin", "add", src.to_str().unwrap(), "-y"]);
+    assert_eq!(code, 0, "{out}{err}");
+    let warning = format!(
+        "warning: agentenv-folder-demo's exec names {} and {} by their absolute path in the folder being added ({}): the installed plugin uses those files where they are, not the copy in the plugins directory, so it depends on {} staying there (moved or removed, the plugin no longer starts; edited, it is refused as changed until `agent-env plugin approve agentenv-folder-demo`); to run the copy, name plugin.sh in exec by its path relative to the manifest (exec = [\"./plugin.sh\", …]), and have the plugin find settings.json relative to its own file (or through a setting or an environment variable) rather than by an absolute path: only the first element of exec is found relative to the manifest",
+        script.display(),
+        settings.display(),
+        src.display(),
+        src.display()
+    );
+    assert!(err.contains(&warning), "{err}");
+    assert!(!err.contains("./settings.json"), "{err}");
 }
