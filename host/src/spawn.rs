@@ -250,7 +250,7 @@ fn child_environment(spec: &SpawnSpec, config: &HostConfig) -> Vec<(OsString, Os
         PACKAGE_VAR,
         RPC_FDS_VAR,
     ];
-    let mut env = crate::env_policy::child_env(parent, &spec.env);
+    let mut env = crate::env_policy::plugin_env(parent, &spec.env, &spec.argv);
     env.retain(|(key, _)| !ours.iter().any(|var| key == var));
     env.push((COOKIE_VAR.into(), COOKIE_VALUE.into()));
     env.push((

@@ -126,7 +126,6 @@ for line in sys.stdin:
 "#;
 
 #[test]
-#[ignore = "PYTHONSAFEPATH reaches the child once host/src/spawn.rs builds its env with env_policy::plugin_env"]
 fn a_python_module_in_the_folder_agent_env_runs_in_is_not_imported_in_the_plugins_place() {
     let s = Sandboxed::new();
     // The plugin's module, found through PYTHONPATH (which every plugin gets).
