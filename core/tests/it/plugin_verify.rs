@@ -915,7 +915,8 @@ fn an_argument_that_works_only_from_the_manifests_folder_is_not_started_even_the
 /// answers a line that is not JSON with -32700 and a JSON array with -32600, as §8 gives them.
 /// `--codes same` answers both with -32700; `--stray-line` prints a line on stdout before it answers
 /// `shutdown` (which only the whole-session run sends);
-/// `--speaks 2-3` refuses the handshake saying it speaks protocol 2-3.
+/// `--speaks 2-3` refuses the handshake saying it speaks protocol 2-3; `--glued` writes its answer to
+/// `initialize` and a `$/log` after it on one line, without the newline between.
 fn by_hand(args: &str) -> Sandbox {
     let mut sb = Sandbox::new();
     let result = r#"{"protocol":1,"plugin":{"name":"agentenv-by-hand","version":"1.0"},"contributions":[],"stores":[]}"#;
@@ -923,13 +924,14 @@ fn by_hand(args: &str) -> Sandbox {
         "by-hand.sh",
         &format!(
             r#"if [ "$AGENT_ENV_PLUGIN" != 1 ]; then echo "by-hand is an agent-env plugin" >&2; exit 2; fi
-codes=own; speaks=1; stray=0; malformed=0
+codes=own; speaks=1; stray=0; malformed=0; glued=0
 while [ $# -gt 0 ]; do
   case "$1" in
     --codes) codes=$2; shift ;;
     --speaks) speaks=$2; shift ;;
     --stray-line) stray=1 ;;
     --malformed-line) malformed=1 ;;
+    --glued) glued=1 ;;
   esac
   shift
 done
@@ -945,7 +947,8 @@ while IFS= read -r line; do
   id=${{rest%%[!0-9]*}}
   case "$line" in
     *'"method":"initialize"'*)
-      if [ "$speaks" = 1 ]; then printf '{{"jsonrpc":"2.0","id":%s,"result":%s}}\n' "$id" '{result}'
+      if [ "$glued" = 1 ]; then printf '{{"jsonrpc":"2.0","id":%s,"result":%s}}{{"jsonrpc":"2.0","method":"$/log","params":{{"level":"info","message":"ready"}}}}\n' "$id" '{result}'
+      elif [ "$speaks" = 1 ]; then printf '{{"jsonrpc":"2.0","id":%s,"result":%s}}\n' "$id" '{result}'
       else printf '{{"jsonrpc":"2.0","id":%s,"error":{{"code":-32010,"message":"no protocol in common","data":{{"kind":"protocol-mismatch","supported":{{"min":%s,"max":%s}},"requested":{{"min":1,"max":1}}}}}}}}\n' "$id" "${{speaks%-*}}" "${{speaks#*-}}"; fi ;;
     *'"method":"shutdown"'*) [ "$stray" = 1 ] && echo "by-hand: closing down"
       [ "$malformed" = 1 ] && printf '{{"id":%s,"result":null}}\n' "$id"
@@ -1029,6 +1032,24 @@ fn a_malformed_line_on_stdout_is_told_its_defect_not_to_go_to_stderr() {
         "{said}"
     );
     assert!(!said.contains("stderr"), "{said}");
+}
+
+/// An answer to `initialize` run together with the next message on one line fails the handshake at
+/// once, naming the defect, as `plugin add` does, rather than waiting out the handshake timeout.
+#[test]
+fn an_initialize_answer_glued_to_the_next_message_fails_at_once_naming_the_defect() {
+    let sb = by_hand(", \"--glued\"");
+    let doc = sb.json(&["plugin", "verify", "agentenv-by-hand", "--json"], 1);
+    let said = message(&doc, "initialize");
+    assert!(
+        said.contains("it gave a bad answer to 'initialize': '{\"jsonrpc\":\"2.0\",\"id\":1,"),
+        "{said}"
+    );
+    assert!(
+        said.ends_with("is no valid message: it is two or more messages on one line: end each message with \\n"),
+        "{said}"
+    );
+    assert!(!said.contains("within"), "{said}");
 }
 
 /// A manifest saying protocol 1 of a process that refuses the handshake saying it speaks 2-3: the

@@ -18,7 +18,7 @@ use std::time::{Duration, Instant};
 use agent_env_protocol::codes::ErrorKind;
 use agent_env_protocol::message::{Id, Message, RpcError};
 use agent_env_protocol::methods::{CANCEL_REQUEST, HOST_SETTINGS};
-use agent_env_protocol::peer::{classify as classify_malformed, Defect};
+use agent_env_protocol::peer::{classify as classify_malformed, Defect, Malformed};
 use agent_env_protocol::version::MAX_MESSAGE_BYTES;
 use serde_json::{json, Map, Value};
 
@@ -49,8 +49,9 @@ enum Incoming {
     Unattributed(RpcError),
     /// A line not meant as a protocol message (its first bytes).
     Noise(String),
-    /// A line meant as a protocol message that is none (its first bytes), and what is wrong with it.
-    Malformed(String, Defect),
+    /// A line meant as a protocol message that is none (its first bytes), and what is wrong with it
+    /// and can be read of it.
+    Malformed(String, Malformed),
     /// End of file.
     Closed,
 }
@@ -64,6 +65,15 @@ pub(crate) enum Answer {
     TimedOut(Duration),
     /// The plugin closed its stdout (or ended) before answering; how it ended, if it did.
     Ended(Option<Ended>),
+    /// The answer came as a line meant as a message that is none (two messages on one line, no
+    /// `"jsonrpc"`...) under the call's id: the call fails at once with the defect rather than
+    /// waiting out its timeout, as it does in the regular host.
+    Malformed {
+        /// Its first bytes.
+        line: String,
+        /// What is wrong with it.
+        defect: Defect,
+    },
 }
 
 /// A `host.*` call the plugin made during one of the kit's calls.
@@ -268,6 +278,13 @@ impl Conversation {
                     exchange.answer = answer_of(result);
                     return exchange;
                 }
+                Incoming::Malformed(line, malformed) if malformed.id.as_ref() == Some(&id) => {
+                    exchange.answer = Answer::Malformed {
+                        line,
+                        defect: malformed.defect,
+                    };
+                    return exchange;
+                }
                 Incoming::Message(Message::Request {
                     id: nested_id,
                     method: nested_method,
@@ -318,6 +335,13 @@ impl Conversation {
                         pending.join(", ")
                     ));
                     early = Some(answer_of(result));
+                    break;
+                }
+                Incoming::Malformed(line, malformed) if malformed.id.as_ref() == Some(outer_id) => {
+                    early = Some(Answer::Malformed {
+                        line,
+                        defect: malformed.defect,
+                    });
                     break;
                 }
                 Incoming::Closed => {
@@ -374,7 +398,7 @@ impl Conversation {
                 "sent an answer with id {id}, which is not the id of any request agent-env has in flight"
             )),
             // `$/progress`, `$/log` and unknown notifications need nothing; requests and the end of
-            // the stream are handled by the caller, noise by `next`.
+            // the stream are handled by the caller, noise (and a malformed answer's count) by `next`.
             Incoming::Message(Message::Notification { .. } | Message::Request { .. })
             | Incoming::Noise(_)
             | Incoming::Malformed(..)
@@ -383,6 +407,8 @@ impl Conversation {
     }
 
     /// The next message before `deadline`, counting noise lines on the way; `None` at the deadline.
+    /// A malformed line is counted too, and an answer among them with a readable id is passed on,
+    /// so that the call it answers fails at once.
     fn next(&mut self, deadline: Instant) -> Option<Incoming> {
         loop {
             if self.stdout_closed {
@@ -391,7 +417,12 @@ impl Conversation {
             let wait = deadline.saturating_duration_since(Instant::now());
             match self.incoming.recv_timeout(wait) {
                 Ok(Incoming::Noise(line)) => self.noise.stray(line),
-                Ok(Incoming::Malformed(line, defect)) => self.noise.malformed(line, defect),
+                Ok(Incoming::Malformed(line, malformed)) => {
+                    self.noise.malformed(line.clone(), malformed.defect.clone());
+                    if !malformed.has_method && malformed.id.is_some() {
+                        return Some(Incoming::Malformed(line, malformed));
+                    }
+                }
                 Ok(Incoming::Closed) | Err(RecvTimeoutError::Disconnected) => {
                     self.stdout_closed = true;
                 }
@@ -610,7 +641,7 @@ fn classify(line: &[u8]) -> Incoming {
         Err(_) => match unattributed_error(line) {
             Some(error) => Incoming::Unattributed(error),
             None => match classify_malformed(line) {
-                Some(meant) => Incoming::Malformed(sample(line), meant.defect),
+                Some(meant) => Incoming::Malformed(sample(line), meant),
                 None => Incoming::Noise(sample(line)),
             },
         },
