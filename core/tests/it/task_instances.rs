@@ -1750,3 +1750,51 @@ fn a_run_in_a_state_folder_it_may_not_write_says_whose_it_is() {
         );
     }
 }
+
+/// A run in a state folder this user may not write, where the locks folder is not made yet: its
+/// making fails with the same advice a lock's does (as root, the run is made as nobody, and whose
+/// the folder is and `sudo chown` are said), not only that it must be a folder agent-env can write.
+#[test]
+fn a_locks_folder_that_cannot_be_made_says_whose_the_state_folder_is() {
+    let s = Sandboxed::new();
+    let ran = s.run(&["run", "hello", "-q"]);
+    assert_eq!(ran.code, 0, "{}", ran.both());
+    let locks = s.state().join("locks");
+    std::fs::remove_dir_all(&locks).unwrap();
+    let ran = as_a_user_the_folder_stops(&s, &["run", "hello", "-q"], &s.state(), 0o755, 0o500);
+    assert_ne!(ran.code, 0, "{}", ran.both());
+    assert!(
+        ran.stderr.contains(&format!(
+            "can't make the locks folder {}: Permission denied",
+            locks.display()
+        )),
+        "{}",
+        ran.stderr
+    );
+    assert!(
+        !ran.stderr
+            .contains("it must be a folder agent-env can write"),
+        "{}",
+        ran.stderr
+    );
+    // SAFETY: geteuid only reads this process's effective user id.
+    if unsafe { libc::geteuid() } == 0 {
+        assert!(
+            ran.stderr.contains(&format!(
+                "agent-env's state folder {} belongs to root, not to this user (",
+                s.state().display()
+            )),
+            "{}",
+            ran.stderr
+        );
+        assert!(ran.stderr.contains("(sudo chown -R "), "{}", ran.stderr);
+        assert!(!ran.stderr.contains("chmod u+w"), "{}", ran.stderr);
+    } else {
+        assert!(
+            ran.stderr
+                .contains("give it back its write permission (chmod u+w"),
+            "{}",
+            ran.stderr
+        );
+    }
+}
