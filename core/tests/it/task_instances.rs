@@ -1577,6 +1577,33 @@ fn an_emptied_local_store_is_said_and_left_as_it_is() {
     );
 }
 
+/// `task get-instance` on a local.db cut to 0 bytes says the instance can't be looked up there, as
+/// the warning says the store is empty, not that no such instance exists.
+#[test]
+fn get_instance_on_an_emptied_local_store_says_it_cannot_look_there() {
+    let s = Sandboxed::new();
+    let ran = s.run(&["run", "hello", "-q"]);
+    assert_eq!(ran.code, 0, "{}", ran.both());
+    let db = s.local_db();
+    std::fs::write(&db, "").unwrap();
+    for aside in ["local.db-wal", "local.db-shm"] {
+        let _ = std::fs::remove_file(db.with_file_name(aside));
+    }
+    let got = s.run(&["task", "get-instance", "hello-0000"]);
+    assert_eq!(got.code, 1, "{}", got.both());
+    assert!(got.stderr.contains("is empty (0 bytes)"), "{}", got.both());
+    assert!(
+        got.stderr.contains(
+            "task instance 'hello-0000' can't be looked up in the local document store, which is empty (see the warning above)"
+        ),
+        "{}",
+        got.both()
+    );
+    assert!(!got.stderr.contains("no task instance"), "{}", got.both());
+    assert!(!got.stderr.contains("task list shows"), "{}", got.both());
+    assert_eq!(std::fs::metadata(&db).unwrap().len(), 0);
+}
+
 /// A run on a local.db cut to 0 bytes says so as one of its warnings, on the terminal, in --json's
 /// warnings and in its log, before it writes a new store there: its earlier records are not found.
 #[test]

@@ -47,16 +47,9 @@ pub(super) fn get(args: GetArgs, all: &Sources, term: &Terminal) -> Exit {
     let doc = match candidates.as_slice() {
         [one] => one,
         [] => {
-            // Why the configured store was left out, said here too: a script reads only this.
-            return Err(Failure::new(match sources.unread_because() {
-                Some(error) => format!(
-                    "no task instance '{wanted}' in the local document store, and the configured document store, which records the runs of stored tasks, can't be read: {error}{}",
-                    config_check_hint(error)
-                ),
-                None => format!(
-                    "no task instance '{wanted}' in the local or the configured document store; agent-env task list shows the recorded ones"
-                ),
-            } + &recorded_here(sources, wanted)));
+            return Err(Failure::new(
+                not_found(wanted, sources, all.local_emptied) + &recorded_here(sources, wanted),
+            ));
         }
         many => {
             let ids: Vec<String> = many
@@ -97,6 +90,32 @@ pub(super) fn get(args: GetArgs, all: &Sources, term: &Terminal) -> Exit {
     }
     term.print(&describe(doc, &InstanceScores::new(sources), &standing));
     Ok(0)
+}
+
+/// Why no instance `wanted` was found: not there, or not to be looked for where the local store is
+/// emptied (its warning says so) or the configured one can't be read (said here too: a script reads
+/// only this).
+fn not_found(
+    wanted: &str,
+    sources: &crate::run::recorded::Recorded,
+    local_emptied: bool,
+) -> String {
+    match (local_emptied, sources.unread_because()) {
+        (false, Some(error)) => format!(
+            "no task instance '{wanted}' in the local document store, and the configured document store, which records the runs of stored tasks, can't be read: {error}{}",
+            config_check_hint(error)
+        ),
+        (false, None) => format!(
+            "no task instance '{wanted}' in the local or the configured document store; agent-env task list shows the recorded ones"
+        ),
+        (true, Some(error)) => format!(
+            "task instance '{wanted}' can't be looked up: the local document store is empty (see the warning above), and the configured document store, which records the runs of stored tasks, can't be read: {error}{}",
+            config_check_hint(error)
+        ),
+        (true, None) => format!(
+            "task instance '{wanted}' can't be looked up in the local document store, which is empty (see the warning above), and the configured document store has none of that id"
+        ),
+    }
 }
 
 /// `; or did you mean @local/<wanted>, …?` when `wanted` is an instance's id given without the
