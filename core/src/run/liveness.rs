@@ -563,6 +563,27 @@ fn process_of(lines: &[String]) -> Option<ProcessIdentity> {
         .and_then(ProcessIdentity::from_fields)
 }
 
+/// An earlier run's journal a sweep could not deal with, kept for the next run.
+#[derive(Debug, PartialEq, Eq)]
+pub struct NotSwept {
+    /// The run's group id.
+    pub run_group_id: String,
+    /// What the store answered.
+    pub why: String,
+    /// What could not be done.
+    pub undone: Undone,
+}
+
+/// What a sweep could not do with an earlier run's journal.
+#[derive(Debug, PartialEq, Eq)]
+pub enum Undone {
+    /// Write the ends of this many task instances the journal keeps (the store did not take them
+    /// when the tasks ended): they are written as they are, not marked failed.
+    EndsNotWritten(usize),
+    /// Mark failed the instances the run left showing as running.
+    RunningNotMarked,
+}
+
 /// What a sweep cleaned up.
 #[derive(Debug, Default, PartialEq, Eq)]
 pub struct Swept {
@@ -577,9 +598,9 @@ pub struct Swept {
     /// Runs that ended without writing some task's end, and those instances now marked failed.
     pub unrecorded_runs: usize,
     pub unrecorded_instances: u64,
-    /// Runs whose instances could not be marked (the store refused): their journals stay for
-    /// the next run, with the store's answer.
-    pub not_marked: Vec<(String, String)>,
+    /// Runs whose journals could not be dealt with (the store refused): their journals stay for
+    /// the next run, with the store's answer and what was left undone.
+    pub not_marked: Vec<NotSwept>,
     pub sandboxes: usize,
     /// Runs whose instances are in the other document store (left for a run that writes there),
     /// and how many sandboxes they left were removed.
@@ -684,10 +705,22 @@ impl Swept {
                 by,
             ));
         }
-        for (run, why) in &self.not_marked {
-            out.push(format!(
-                "note: the task instances that the earlier run {run} left showing as running could not be marked failed ({why}); the next run tries again"
-            ));
+        for NotSwept {
+            run_group_id: run,
+            why,
+            undone,
+        } in &self.not_marked
+        {
+            out.push(match undone {
+                Undone::EndsNotWritten(n) => format!(
+                    "note: the end of {n} task {} that the earlier run {run} could not write to the document store, kept in this machine's journal, could not be written now either ({why}); the journal keeps {}, and the next run tries again",
+                    plural(*n, "instance", "instances"),
+                    plural(*n, "it", "them"),
+                ),
+                Undone::RunningNotMarked => format!(
+                    "note: the task instances that the earlier run {run} left showing as running could not be marked failed ({why}); the next run tries again"
+                ),
+            });
         }
         out
     }
@@ -750,9 +783,11 @@ pub fn sweep(
             Ok(written) => swept.recorded_late += written,
             Err(e) => {
                 // Tried again by the next sweep, with the rest of the run.
-                swept
-                    .not_marked
-                    .push((run.run_group_id.clone(), e.to_string()));
+                swept.not_marked.push(NotSwept {
+                    run_group_id: run.run_group_id.clone(),
+                    why: e.to_string(),
+                    undone: Undone::EndsNotWritten(run.final_documents.len()),
+                });
                 continue;
             }
         }
@@ -799,9 +834,11 @@ pub fn sweep(
                 swept.killed_instances += n;
             }
             Err(e) => {
-                swept
-                    .not_marked
-                    .push((run.run_group_id.clone(), e.to_string()));
+                swept.not_marked.push(NotSwept {
+                    run_group_id: run.run_group_id.clone(),
+                    why: e.to_string(),
+                    undone: Undone::RunningNotMarked,
+                });
                 continue;
             }
         }
@@ -1306,6 +1343,31 @@ mod tests {
         assert!(journals_here(&locks).live.is_empty());
     }
 
+    /// Ends a journal keeps are to be written as they are, so a store that did not take them is said
+    /// to have left them unwritten; instances a run left running are said not to be marked failed.
+    #[test]
+    fn what_a_sweep_could_not_do_is_said_as_it_was() {
+        let undone = |undone| Swept {
+            not_marked: vec![NotSwept {
+                run_group_id: "run-1".into(),
+                why: "the disk is full".into(),
+                undone,
+            }],
+            ..Swept::default()
+        };
+        assert_eq!(
+            undone(Undone::EndsNotWritten(2)).sentences(),
+            ["note: the end of 2 task instances that the earlier run run-1 could not write to the document store, \
+              kept in this machine's journal, could not be written now either (the disk is full); the journal keeps \
+              them, and the next run tries again"]
+        );
+        assert_eq!(
+            undone(Undone::RunningNotMarked).sentences(),
+            ["note: the task instances that the earlier run run-1 left showing as running could not be marked \
+              failed (the disk is full); the next run tries again"]
+        );
+    }
+
     #[test]
     fn a_task_end_the_store_did_not_take_is_written_late_by_the_next_sweep_that_can() {
         let tmp = tempfile::tempdir().unwrap();
@@ -1344,13 +1406,22 @@ mod tests {
             |s| s.not_marked.len() == 1,
         );
         assert_eq!(swept.not_marked.len(), 1, "{swept:?}");
-        assert_eq!(swept.not_marked[0].0, "run-ended");
+        assert_eq!(swept.not_marked[0].run_group_id, "run-ended");
         assert!(path.exists());
         let sentences = swept.sentences();
         assert!(
             sentences.len() == 1 && sentences[0].contains("the next run tries again"),
             "{sentences:?}"
         );
+        // The end the journal keeps is to be written, not marked failed: what could not be done
+        // is said.
+        assert!(
+            sentences[0].starts_with(
+                "note: the end of 1 task instance that the earlier run run-ended could not write to the document store, kept in this machine's journal, could not be written now either ("
+            ),
+            "{sentences:?}"
+        );
+        assert!(!sentences[0].contains("marked failed"), "{sentences:?}");
 
         let swept = once_let_go(
             || sweep(&locks, &root, &docs, InstancesIn::Local),
