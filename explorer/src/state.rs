@@ -39,10 +39,16 @@ impl AppState {
     /// due, in the session that knows the config and plugins as they are now: this blocks, so call
     /// it on the blocking pool.
     pub fn reading(&self) -> Reading<DocumentStores> {
+        // A local.db cut to 0 bytes is read as no runs (and never opened): a list says so.
+        let said = self.state_unusable().or_else(|| {
+            agent_env::run::local_stores::warnings(&self.session.paths().state_root())
+                .into_iter()
+                .next()
+        });
         self.data
             .documents
             .reading(|| crate::data::document_stores(&self.current.get()))
-            .with_state_unusable(self.state_unusable())
+            .with_state_unusable(said)
     }
 
     /// Why the state folder can't be used (so this machine's runs can't be read, and runs can't

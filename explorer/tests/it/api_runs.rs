@@ -1447,6 +1447,27 @@ fn a_run_log_a_full_disk_cut_short_is_warned_of_and_not_pointed_at() {
 
 /// A run on a local.db cut to 0 bytes says so in its workflow's lines and its log, as `agent-env
 /// run` does, before it writes a new store there.
+/// The instance list on a local.db cut to 0 bytes says so in its warnings, rather than showing an
+/// empty list as if no run had been recorded.
+#[test]
+fn the_instance_list_on_an_emptied_local_store_says_so() {
+    let world = World::new();
+    world.run_hello();
+    let db = world.state_root().join("document_store").join("local.db");
+    std::fs::write(&db, "").unwrap();
+    for aside in ["local.db-wal", "local.db-shm"] {
+        let _ = std::fs::remove_file(db.with_file_name(aside));
+    }
+    let server = Explorer::start(&world);
+    let listed = server.get("/api/v1/task-instances").expect(200).json();
+    let warnings = listed["warnings"].to_string();
+    assert!(
+        warnings.contains(&format!("{} is empty (0 bytes)", db.display())),
+        "{listed}"
+    );
+    assert_eq!(std::fs::metadata(&db).unwrap().len(), 0);
+}
+
 #[test]
 fn a_run_on_an_emptied_local_store_warns_of_it() {
     let world = World::new();
