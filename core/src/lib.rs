@@ -27,6 +27,7 @@ pub use agent_env_store::similar;
 pub mod stores;
 pub mod table;
 pub mod toml_errors;
+pub mod user_db;
 pub mod verify;
 pub mod words;
 

@@ -160,29 +160,8 @@ pub const XDG_BASE_VARS: [(&str, &str); 2] = [
 
 /// The home folder the user database gives the user this process runs as, when it is absolute.
 fn users_home() -> Option<PathBuf> {
-    use std::os::unix::ffi::OsStrExt;
-    let mut buffer = vec![0u8; 16 * 1024];
-    // SAFETY: an all-zero passwd is a valid value for getpwuid_r to fill in.
-    let mut entry: libc::passwd = unsafe { std::mem::zeroed() };
-    let mut found: *mut libc::passwd = std::ptr::null_mut();
-    // SAFETY: getpwuid_r writes the entry into `entry` and its strings into `buffer`, both alive
-    // for the call and as long as they are read below; `found` points at `entry` or is null.
-    let status = unsafe {
-        libc::getpwuid_r(
-            libc::getuid(),
-            &mut entry,
-            buffer.as_mut_ptr().cast(),
-            buffer.len(),
-            &mut found,
-        )
-    };
-    if status != 0 || found.is_null() || entry.pw_dir.is_null() {
-        return None;
-    }
-    // SAFETY: pw_dir is a NUL-terminated string inside `buffer`, which is still alive.
-    let dir = unsafe { std::ffi::CStr::from_ptr(entry.pw_dir) };
-    let dir = PathBuf::from(std::ffi::OsStr::from_bytes(dir.to_bytes()));
-    dir.is_absolute().then_some(dir)
+    // SAFETY: getuid only reads this process's real user id.
+    crate::user_db::home_of(unsafe { libc::getuid() })
 }
 
 /// `path` with the home folder `home` shown as `~` (`~/work/b`), else as it is.

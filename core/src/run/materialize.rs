@@ -701,7 +701,7 @@ fn state_folder_hint(locks: &Path, source: &std::io::Error) -> Option<String> {
         Some(libc::EROFS) => Some("; agent-env's state folder is on a file system mounted read-only: point XDG_STATE_HOME at a writable place (task list and task get-instance still read it)".to_string()),
         Some(libc::EACCES | libc::EPERM) => Some(match someone_elses(locks) {
             Some((folder, owner)) => {
-                let me = user_name(current_uid());
+                let me = crate::user_db::name_of(current_uid());
                 format!(
                     "; agent-env's state folder {} belongs to {owner}, not to this user ({me}), so chmod cannot make it writable here: have it chowned to this user (sudo chown -R {me} {}), run agent-env as {owner}, or point XDG_STATE_HOME at a place of this user's",
                     folder.display(),
@@ -725,41 +725,13 @@ fn someone_elses(locks: &Path) -> Option<(PathBuf, String)> {
         return None;
     }
     let state_root = locks.parent().unwrap_or(locks);
-    Some((state_root.to_path_buf(), user_name(owner)))
+    Some((state_root.to_path_buf(), crate::user_db::name_of(owner)))
 }
 
 /// The effective user id of this process.
 fn current_uid() -> u32 {
     // SAFETY: geteuid only reads this process's effective user id.
     unsafe { libc::geteuid() }
-}
-
-/// The name the user database gives `uid` (`root`), else `uid <n>`.
-fn user_name(uid: u32) -> String {
-    let mut buffer = vec![0u8; 16 * 1024];
-    // SAFETY: an all-zero passwd is a valid value for getpwuid_r to fill in.
-    let mut entry: libc::passwd = unsafe { std::mem::zeroed() };
-    let mut found: *mut libc::passwd = std::ptr::null_mut();
-    // SAFETY: getpwuid_r writes the entry into `entry` and its strings into `buffer`, both alive
-    // for the call and as long as they are read below; `found` points at `entry` or is null.
-    let status = unsafe {
-        libc::getpwuid_r(
-            uid,
-            &mut entry,
-            buffer.as_mut_ptr().cast(),
-            buffer.len(),
-            &mut found,
-        )
-    };
-    if status != 0 || found.is_null() || entry.pw_name.is_null() {
-        return format!("uid {uid}");
-    }
-    // SAFETY: pw_name is a NUL-terminated string inside `buffer`, which is still alive.
-    let name = unsafe { std::ffi::CStr::from_ptr(entry.pw_name) };
-    match name.to_str() {
-        Ok(name) if !name.is_empty() => name.to_string(),
-        _ => format!("uid {uid}"),
-    }
 }
 
 /// How a waiting run is stopped, which its message tells.
