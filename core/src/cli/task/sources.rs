@@ -111,13 +111,9 @@ pub(super) fn instance_sources(session: &Session, term: &Terminal, left_out: Lef
     // Printed below with the others unless held.
     let said_from = usize::from(held && !warnings.is_empty());
     // A local.db of 0 bytes (cut short by a full disk or a bad copy) reads as no runs at all: said.
-    let local_db = crate::paths::local_documents_db(&session.paths().state_root());
-    let local_emptied = crate::stores::local::sqlite_docs::emptied::is_emptied(&local_db);
-    if local_emptied {
-        warnings.push(crate::stores::local::sqlite_docs::emptied::warning(
-            &local_db,
-        ));
-    }
+    let emptied = crate::run::local_stores::warnings(&session.paths().state_root());
+    let local_emptied = !emptied.is_empty();
+    warnings.extend(emptied);
     let dead = crate::run::liveness::dead_runs(&session.paths().locks_dir());
     // A killed run is warned of while its instances show `running`: once a run elsewhere (another
     // machine sharing the store) marked them failed, only the sandboxes it left here are, until the
