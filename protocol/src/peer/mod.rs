@@ -631,29 +631,18 @@ impl Peer {
         match msg {
             Message::Response { id, result } => {
                 let mut state = lock(&self.inner.state);
-                if let Some(slot) = state.pending.get_mut(&id) {
-                    *slot = Some(result.map_err(CallError::Rpc));
-                    let wake = state.waiters > 0;
-                    drop(state);
-                    if wake {
-                        self.inner.changed.notify_all();
-                    }
+                if state.pending.contains_key(&id) {
+                    self.settle(state, &id, result.map_err(CallError::Rpc));
                 } else if let Some(n) = self.number_sent_as_text(&id, &state) {
                     // The request's number echoed as a string: the call it answers is known.
                     if state.noise.unsent_answer_id.is_none() {
                         state.noise.unsent_answer_id = Some(id);
                     }
-                    if let Some(slot) = state.pending.get_mut(&Id::Number(n)) {
-                        *slot = Some(Err(CallError::Malformed {
-                            defect: Defect::IdAsString(n),
-                            line: None,
-                        }));
-                    }
-                    let wake = state.waiters > 0;
-                    drop(state);
-                    if wake {
-                        self.inner.changed.notify_all();
-                    }
+                    let malformed = CallError::Malformed {
+                        defect: Defect::IdAsString(n),
+                        line: None,
+                    };
+                    self.settle(state, &Id::Number(n), Err(malformed));
                 } else if !self.was_sent(&id) && state.noise.unsent_answer_id.is_none() {
                     state.noise.unsent_answer_id = Some(id);
                 }
@@ -780,11 +769,17 @@ impl Peer {
             None => None,
         };
         let Some(id) = target else { return };
-        if let Some(slot) = state.pending.get_mut(&id) {
-            *slot = Some(Err(CallError::Malformed {
-                defect: malformed.defect,
-                line: Some(sample_of(line)),
-            }));
+        let failed = CallError::Malformed {
+            defect: malformed.defect,
+            line: Some(sample_of(line)),
+        };
+        self.settle(state, &id, Err(failed));
+    }
+
+    /// Gives the call `id` its `reply` (when it is still waiting) and wakes the callers waiting.
+    fn settle(&self, mut state: MutexGuard<'_, State>, id: &Id, reply: Result<Value, CallError>) {
+        if let Some(slot) = state.pending.get_mut(id) {
+            *slot = Some(reply);
         }
         let wake = state.waiters > 0;
         drop(state);
