@@ -190,21 +190,7 @@ pub fn run(args: RunArgs, verbose: bool, session: &Session, term: &Terminal) -> 
         quiet,
     };
     watch.run(session, term, |out, observer| {
-        // A bundle run reads and writes the @local stores: what they have to warn of is the run's.
-        let state_root = session.paths().state_root();
-        // A [stores.<kind>] it does not read that names a plugin's store no installed plugin
-        // provides stops nothing, but is said: config check and the runs that read it fail on it.
-        let config = session.config();
-        let unread_stores = match config.path {
-            Some(_) => crate::config::check::unread_plugin_store_warnings(
-                config,
-                &session.manifests(),
-                crate::config::check::BUNDLE_RUN_STORES,
-            ),
-            None => Vec::new(),
-        };
-        let local = crate::run::local_stores::warnings(&state_root);
-        for message in unread_stores.into_iter().chain(local) {
+        for message in crate::run::bundle_warnings::before_run(session) {
             observer.event(&RunEvent::Warning {
                 task_path: None,
                 message,

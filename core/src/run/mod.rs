@@ -8,6 +8,7 @@ pub mod artifact_objects;
 mod bash_predictions;
 pub mod builtin_steps;
 pub mod bundle_run;
+pub mod bundle_warnings;
 pub mod cancel;
 mod cancel_handle;
 pub mod context;

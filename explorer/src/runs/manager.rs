@@ -11,9 +11,9 @@ use std::time::{Duration, Instant};
 
 use agent_env::environment::Environment;
 use agent_env::output::Output;
+use agent_env::run::bundle_warnings;
 use agent_env::run::cancel::Cancel;
 use agent_env::run::events::{RunEvent, RunObserver};
-use agent_env::run::local_stores;
 use agent_env::run::run_log::RunLog;
 use agent_env::run::{run_bundle_pinned, RunError, RunRequest, RunStatus, Stopping};
 use agent_env::session::Session;
@@ -364,8 +364,8 @@ fn run_workflow(workflow: &Workflow, env: Environment, slots: &Slots, stopping: 
         .as_ref()
         .map(Pin::versions)
         .unwrap_or_default();
-    // A bundle run reads and writes the @local stores: what they have to warn of is the run's.
-    for message in local_stores::warnings(&session.paths().state_root()) {
+    // What `agent-env run` warns of before it starts, said in the workflow's log and the run log.
+    for message in bundle_warnings::before_run(&session) {
         workflow.log.note(&format!("warning: {message}"));
         run_log.event(&RunEvent::Warning {
             task_path: None,

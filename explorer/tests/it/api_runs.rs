@@ -1445,8 +1445,6 @@ fn a_run_log_a_full_disk_cut_short_is_warned_of_and_not_pointed_at() {
     assert_eq!(done["log"], Value::Null, "{done}");
 }
 
-/// A run on a local.db cut to 0 bytes says so in its workflow's lines and its log, as `agent-env
-/// run` does, before it writes a new store there.
 /// The instance list on a local.db cut to 0 bytes says so in its warnings, rather than showing an
 /// empty list as if no run had been recorded.
 #[test]
@@ -1468,6 +1466,8 @@ fn the_instance_list_on_an_emptied_local_store_says_so() {
     assert_eq!(std::fs::metadata(&db).unwrap().len(), 0);
 }
 
+/// A run on a local.db cut to 0 bytes says so in its workflow's lines and its log, as `agent-env
+/// run` does, before it writes a new store there.
 #[test]
 fn a_run_on_an_emptied_local_store_warns_of_it() {
     let world = World::new();
@@ -1496,6 +1496,36 @@ fn a_run_on_an_emptied_local_store_warns_of_it() {
         .map(|l| l["text"].as_str().unwrap())
         .collect();
     assert!(text.iter().any(|l| l.starts_with(&said)), "{text:?}");
+    let log = std::fs::read_to_string(done["log"].as_str().unwrap()).unwrap();
+    assert!(
+        log.contains(&format!("Warning: {}", &said["warning: ".len()..])),
+        "{log}"
+    );
+}
+
+/// A `[stores.document]` naming a plugin's store no installed plugin provides stops no bundle run
+/// (which reads its documents from the local store), but a run the explorer starts warns of it in its
+/// workflow's lines and its log, as `agent-env run` does.
+#[test]
+fn a_run_warns_of_a_plugin_store_it_does_not_read_that_no_plugin_provides() {
+    let world = World::new();
+    world.config("[stores.document]\nimpl = \"nosuch:Thing\"\n");
+    let server = Explorer::start(&world);
+    let started = server
+        .post("/api/v1/bundles/hello/run", "{}")
+        .expect(200)
+        .json();
+    let id = started["workflow_id"].as_str().unwrap();
+    let done = server.poll(&format!("/api/v1/workflows/{id}"), |w| w["done"] == true);
+    assert_eq!(done["status"], "finished", "{done}");
+    let said = "warning: [stores.document] Cannot import impl 'nosuch:Thing': no installed plugin package named 'nosuch'";
+    let text: Vec<&str> = done["lines"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|l| l["text"].as_str().unwrap())
+        .collect();
+    assert!(text.iter().any(|l| l.starts_with(said)), "{text:?}");
     let log = std::fs::read_to_string(done["log"].as_str().unwrap()).unwrap();
     assert!(
         log.contains(&format!("Warning: {}", &said["warning: ".len()..])),

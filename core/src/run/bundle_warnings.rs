@@ -1,0 +1,23 @@
+//! What a bundle run warns of before it starts, whoever starts it (`agent-env run` or the explorer):
+//! one list, so both say the same.
+
+use crate::session::Session;
+
+/// The warnings a bundle run shows before its first task, in order:
+/// - each `[stores.<kind>]` section the run does not read that names a plugin's store no installed
+///   plugin provides: it stops nothing here, but `config check` and the runs that read the section
+///   fail on it;
+/// - what the @local stores the run writes have to warn of (a `local.db` cut to 0 bytes).
+pub fn before_run(session: &Session) -> Vec<String> {
+    let config = session.config();
+    let unread_stores = match config.path {
+        Some(_) => crate::config::check::unread_plugin_store_warnings(
+            config,
+            &session.manifests(),
+            crate::config::check::BUNDLE_RUN_STORES,
+        ),
+        None => Vec::new(),
+    };
+    let local = super::local_stores::warnings(&session.paths().state_root());
+    unread_stores.into_iter().chain(local).collect()
+}
