@@ -916,7 +916,8 @@ fn an_argument_that_works_only_from_the_manifests_folder_is_not_started_even_the
 /// `--codes same` answers both with -32700; `--stray-line` prints a line on stdout before it answers
 /// `shutdown` (which only the whole-session run sends);
 /// `--speaks 2-3` refuses the handshake saying it speaks protocol 2-3; `--glued` writes its answer to
-/// `initialize` and a `$/log` after it on one line, without the newline between.
+/// `initialize` and a `$/log` after it on one line, without the newline between; `--string-id` echoes
+/// `initialize`'s id as a string (`"1"` for `1`).
 fn by_hand(args: &str) -> Sandbox {
     let mut sb = Sandbox::new();
     let result = r#"{"protocol":1,"plugin":{"name":"agentenv-by-hand","version":"1.0"},"contributions":[],"stores":[]}"#;
@@ -924,7 +925,7 @@ fn by_hand(args: &str) -> Sandbox {
         "by-hand.sh",
         &format!(
             r#"if [ "$AGENT_ENV_PLUGIN" != 1 ]; then echo "by-hand is an agent-env plugin" >&2; exit 2; fi
-codes=own; speaks=1; stray=0; malformed=0; glued=0
+codes=own; speaks=1; stray=0; malformed=0; glued=0; string_id=0
 while [ $# -gt 0 ]; do
   case "$1" in
     --codes) codes=$2; shift ;;
@@ -932,6 +933,7 @@ while [ $# -gt 0 ]; do
     --stray-line) stray=1 ;;
     --malformed-line) malformed=1 ;;
     --glued) glued=1 ;;
+    --string-id) string_id=1 ;;
   esac
   shift
 done
@@ -947,7 +949,8 @@ while IFS= read -r line; do
   id=${{rest%%[!0-9]*}}
   case "$line" in
     *'"method":"initialize"'*)
-      if [ "$glued" = 1 ]; then printf '{{"jsonrpc":"2.0","id":%s,"result":%s}}{{"jsonrpc":"2.0","method":"$/log","params":{{"level":"info","message":"ready"}}}}\n' "$id" '{result}'
+      if [ "$string_id" = 1 ]; then printf '{{"jsonrpc":"2.0","id":"%s","result":%s}}\n' "$id" '{result}'
+      elif [ "$glued" = 1 ]; then printf '{{"jsonrpc":"2.0","id":%s,"result":%s}}{{"jsonrpc":"2.0","method":"$/log","params":{{"level":"info","message":"ready"}}}}\n' "$id" '{result}'
       elif [ "$speaks" = 1 ]; then printf '{{"jsonrpc":"2.0","id":%s,"result":%s}}\n' "$id" '{result}'
       else printf '{{"jsonrpc":"2.0","id":%s,"error":{{"code":-32010,"message":"no protocol in common","data":{{"kind":"protocol-mismatch","supported":{{"min":%s,"max":%s}},"requested":{{"min":1,"max":1}}}}}}}}\n' "$id" "${{speaks%-*}}" "${{speaks#*-}}"; fi ;;
     *'"method":"shutdown"'*) [ "$stray" = 1 ] && echo "by-hand: closing down"
@@ -1047,6 +1050,22 @@ fn an_initialize_answer_glued_to_the_next_message_fails_at_once_naming_the_defec
     );
     assert!(
         said.ends_with("is no valid message: it is two or more messages on one line: end each message with \\n"),
+        "{said}"
+    );
+    assert!(!said.contains("within"), "{said}");
+}
+
+/// An answer to `initialize` under its id written as a string (`"1"` for `1`) fails the handshake at
+/// once, naming the defect, as `plugin add` does, rather than waiting out the handshake timeout.
+#[test]
+fn an_initialize_answer_under_its_id_as_a_string_fails_at_once_naming_the_defect() {
+    let sb = by_hand(", \"--string-id\"");
+    let doc = sb.json(&["plugin", "verify", "agentenv-by-hand", "--json"], 1);
+    let said = message(&doc, "initialize");
+    assert!(
+        said.contains(
+            "it gave a bad answer to 'initialize': it answered with the id \"1\" (a string), where the request's id was the number 1: echo the id as sent"
+        ),
         "{said}"
     );
     assert!(!said.contains("within"), "{said}");

@@ -69,8 +69,9 @@ pub(crate) enum Answer {
     /// `"jsonrpc"`...) under the call's id: the call fails at once with the defect rather than
     /// waiting out its timeout, as it does in the regular host.
     Malformed {
-        /// Its first bytes.
-        line: String,
+        /// Its first bytes (none for a valid message under the request's number written as a
+        /// string, `"1"` for `1`).
+        line: Option<String>,
         /// What is wrong with it.
         defect: Defect,
     },
@@ -280,10 +281,22 @@ impl Conversation {
                 }
                 Incoming::Malformed(line, malformed) if malformed.id.as_ref() == Some(&id) => {
                     exchange.answer = Answer::Malformed {
-                        line,
+                        line: Some(line),
                         defect: malformed.defect,
                     };
                     return exchange;
+                }
+                Incoming::Message(Message::Response { id: got, result }) => {
+                    match id_as_string(&got, &id) {
+                        Some(answer) => {
+                            exchange.answer = answer;
+                            return exchange;
+                        }
+                        None => self.note_outside_call(
+                            Incoming::Message(Message::Response { id: got, result }),
+                            &mut exchange,
+                        ),
+                    }
                 }
                 Incoming::Message(Message::Request {
                     id: nested_id,
@@ -339,10 +352,22 @@ impl Conversation {
                 }
                 Incoming::Malformed(line, malformed) if malformed.id.as_ref() == Some(outer_id) => {
                     early = Some(Answer::Malformed {
-                        line,
+                        line: Some(line),
                         defect: malformed.defect,
                     });
                     break;
+                }
+                Incoming::Message(Message::Response { id, result }) => {
+                    match id_as_string(&id, outer_id) {
+                        Some(answer) => {
+                            early = Some(answer);
+                            break;
+                        }
+                        None => self.note_outside_call(
+                            Incoming::Message(Message::Response { id, result }),
+                            exchange,
+                        ),
+                    }
                 }
                 Incoming::Closed => {
                     early = Some(Answer::Ended(self.wait_exit(Duration::from_secs(1))));
@@ -586,6 +611,18 @@ fn watch_terminal_stdout(stdout: PipeReader, name: &str) -> Arc<Mutex<Option<Str
         .name(format!("{name}-terminal"))
         .spawn(reader);
     seen
+}
+
+/// The answer `got` gives, when its id is the number of `sent` written as a string (`"1"` for
+/// `1`): it answers the request under the wrong type of id, which the regular host fails at once too.
+fn id_as_string(got: &Id, sent: &Id) -> Option<Answer> {
+    let (Id::Text(text), Id::Number(n)) = (got, sent) else {
+        return None;
+    };
+    (text.trim().parse::<i64>().ok()? == *n).then_some(Answer::Malformed {
+        line: None,
+        defect: Defect::IdAsString(*n),
+    })
 }
 
 fn answer_of(result: Result<Value, RpcError>) -> Answer {

@@ -34,10 +34,16 @@ pub(super) fn describe_failure_via(method: &str, answer: &Answer, channel: Answe
             "it {} before answering '{method}'{on}",
             how.map(|h| h.describe()).unwrap_or_else(|| closed.into()),
         ),
-        Answer::Malformed { line, defect } => {
+        Answer::Malformed {
+            line: Some(line),
+            defect,
+        } => {
             format!(
                 "it gave a bad answer to '{method}'{on}: '{line}' is no valid message: {defect}"
             )
+        }
+        Answer::Malformed { line: None, defect } => {
+            format!("it gave a bad answer to '{method}'{on}: {defect}")
         }
         Answer::Result(v) => format!("it answered '{method}' with {}", short(v)),
         Answer::Error(e) => format!(
