@@ -264,6 +264,14 @@ impl Watch<'_> {
                     message,
                 });
             }
+            // An XDG variable set to a relative path, which the run's folders did not take:
+            // `cli::main` says it on stderr as for every command; the document carries it too.
+            for message in session.ignored_relative_vars() {
+                collector.event(&RunEvent::Warning {
+                    task_path: None,
+                    message,
+                });
+            }
         }
         // Written out now: what the plugins said as they stopped came after the run's last event,
         // and the log is never dropped (a second signal's handler holds it).

@@ -176,6 +176,25 @@ fn a_relative_xdg_state_home_is_ignored_and_said() {
     );
     assert!(used.join("agent-env/document_store/local.db").exists());
     assert!(!s.home().join("relstate").exists());
+    // A script reading `--json` finds it in the document's warnings, and once on stderr.
+    let out = s
+        .command(&["run", "hello", "--json"])
+        .env("XDG_STATE_HOME", "relstate")
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(0), "{stderr}");
+    let doc: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let said = "XDG_STATE_HOME is 'relstate', a relative path";
+    assert!(
+        doc["warnings"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|w| w["message"].as_str().unwrap().starts_with(said) && w["path"].is_null()),
+        "{doc:#}"
+    );
+    assert_eq!(stderr.matches(said).count(), 1, "{stderr}");
     // A command that never uses the state folder says nothing of it.
     for quiet in [&["--version"][..], &["man"], &["--help"]] {
         let out = s
