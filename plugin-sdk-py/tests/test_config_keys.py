@@ -3,10 +3,12 @@ a "did you mean" for a key close to one it takes."""
 
 from __future__ import annotations
 
+from typing import Any, List, Optional
+
 import pytest
 
 from agent_env_plugin import ConfigError, SecretStore
-from agent_env_plugin.stores import check_config
+from agent_env_plugin.stores import check_config, check_value_types
 
 
 class Vault(SecretStore):
@@ -31,4 +33,63 @@ def test_a_key_close_to_none_gets_the_plain_message() -> None:
         check_config("agentenv-x:Vault", Vault, {"root": "/r", "compress": 1})
     assert str(raised.value) == (
         "The config table for 'agentenv-x:Vault' has unknown key 'compress'; it takes root, bucket"
+    )
+
+
+class Folder(SecretStore):
+    config_keys = ("root", "depth", "ratio", "strict", "tags", "note")
+
+    def __init__(
+        self,
+        root: str = "/",
+        depth: int = 1,
+        ratio: float = 0.5,
+        strict: bool = False,
+        tags: Optional[List[str]] = None,
+        note: Optional[str] = None,
+    ) -> None:
+        self.root = root
+
+    def get(self, name: str) -> None:
+        return None
+
+
+class Built(SecretStore):
+    config_keys = ("root", "anything")
+
+    @classmethod
+    def from_config(cls, root: str = "/", anything: Any = None, **rest: Any) -> "Built":
+        return cls()
+
+    def get(self, name: str) -> None:
+        return None
+
+
+def test_a_value_of_the_annotated_type_is_taken() -> None:
+    check_value_types(
+        "agentenv-x:Folder",
+        Folder,
+        {"root": "/r", "depth": 3, "ratio": 2, "strict": True, "tags": ["a"], "note": "n"},
+    )
+    check_value_types("agentenv-x:Built", Built, {"root": "/r", "anything": 5})
+
+
+@pytest.mark.parametrize(
+    ("cls", "key", "value", "said"),
+    [
+        (Folder, "root", 5, "must be a string, not 5"),
+        (Folder, "depth", "3", 'must be an integer, not "3"'),
+        (Folder, "depth", True, "must be an integer, not true"),
+        (Folder, "ratio", "x", 'must be a number, not "x"'),
+        (Folder, "strict", 1, "must be true or false, not 1"),
+        (Folder, "tags", "a", 'must be a list, not "a"'),
+        (Folder, "note", 1.5, "must be a string, not 1.5"),
+        (Built, "root", [1], "must be a string, not [1]"),
+    ],
+)
+def test_a_value_of_another_type_is_refused_naming_the_key(cls: type, key: str, value: Any, said: str) -> None:
+    with pytest.raises(ConfigError) as raised:
+        check_value_types(f"agentenv-x:{cls.__name__}", cls, {key: value})
+    assert str(raised.value) == (
+        f"Cannot build 'agentenv-x:{cls.__name__}' from its config table: the store config key '{key}' {said}"
     )

@@ -417,6 +417,13 @@ def test_store_open_checks_config_keys_with_the_built_in_message(start):
     with pytest.raises(ConfigError) as caught:
         plugin.request("store.open", {"kind": "object", "class": "Nope", "config": {}})
     assert "names no store class" in caught.value.message
+    # A value of another type than the constructor's annotation: the Go SDK's message, before anything is built.
+    with pytest.raises(ConfigError) as caught:
+        plugin.request("store.open", {"kind": "object", "class": "ContentAddressedObjectStore", "config": {"root": 5}})
+    assert caught.value.message == (
+        "Cannot build 'agentenv-fixture:ContentAddressedObjectStore' from its config table: "
+        "the store config key 'root' must be a string, not 5"
+    )
 
 
 def test_store_errors_keep_their_kind_across_the_pipe(start):

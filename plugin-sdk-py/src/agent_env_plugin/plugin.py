@@ -575,9 +575,10 @@ class Plugin:
             raise ConfigError(f"impl '{impl}' names no store class of {self.name}; its store classes are {known}")
         if cls.kind != kind:
             raise ConfigError(f"impl '{impl}' is a {cls.kind} store, not a {kind} store")
-        from .stores import check_config
+        from .stores import check_config, check_value_types
 
         check_config(impl, cls, config)
+        check_value_types(impl, cls, config)
         try:
             store = cls.from_config(**config)
         except PluginError:

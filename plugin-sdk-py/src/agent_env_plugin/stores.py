@@ -62,6 +62,85 @@ def check_config(label: str, cls: type[Store], config: Dict[str, Any]) -> None:
     )
 
 
+def check_value_types(label: str, cls: type[Store], config: Dict[str, Any]) -> None:
+    """Raises `ConfigError` when a value in `config` is not of the type the store's builder annotates it with.
+
+    The builder is `from_config` when the class overrides it, else the constructor. Only plain annotations
+    are held to (`str`, `int`, `float`, `bool`, `list`, `dict`, and an `Optional` or union of them); any
+    other, or none, takes every value. The message is the Go SDK's: ``Cannot build
+    'agentenv-x:Vault' from its config table: the store config key 'root' must be a string, not 5``.
+    """
+    hints = _builder_hints(cls)
+    for key, value in config.items():
+        accepted = _accepted_types(hints.get(key))
+        if accepted is None or value is None or _is_one_of(value, accepted):
+            continue
+        import json  # only on this error's path
+
+        wanted = " or ".join(_TYPE_WORDS[t] for t in accepted)
+        raise ConfigError(
+            f"Cannot build '{label}' from its config table: the store config key '{key}' must be {wanted}, "
+            f"not {json.dumps(value)}"
+        )
+
+
+#: How a message names each type a config value can be held to.
+_TYPE_WORDS: Dict[type, str] = {
+    str: "a string",
+    bool: "true or false",
+    int: "an integer",
+    float: "a number",
+    list: "a list",
+    dict: "a table",
+}
+
+
+def _builder_hints(cls: type[Store]) -> Dict[str, Any]:
+    """The annotations of what builds `cls` from its table, resolved; empty when they cannot be."""
+    import typing  # only when a store is opened: a plugin pays for no import at start
+
+    overridden = cls.from_config.__func__ is not Store.from_config.__func__  # type: ignore[attr-defined]
+    builder = cls.from_config if overridden else cls.__init__
+    try:
+        return typing.get_type_hints(builder)
+    except Exception:  # noqa: BLE001 - an annotation this Python cannot resolve holds no value to anything
+        return {}
+
+
+def _accepted_types(hint: Any) -> Tuple[type, ...] | None:
+    """The plain types `hint` allows (None dropped from an `Optional`), or None when it is no such hint."""
+    import typing
+
+    if hint is None:
+        return None
+    if hint in _TYPE_WORDS:
+        return (hint,)
+    origin = typing.get_origin(hint)
+    if origin in (list, dict):
+        return (origin,)
+    if origin is typing.Union or type(hint).__name__ == "UnionType":
+        accepted: List[type] = []
+        for arm in typing.get_args(hint):
+            if arm is type(None):
+                continue
+            arm_types = _accepted_types(arm)
+            if arm_types is None:
+                return None
+            accepted.extend(arm_types)
+        return tuple(accepted) or None
+    return None
+
+
+def _is_one_of(value: Any, accepted: Tuple[type, ...]) -> bool:
+    """Whether `value` is of one of `accepted`, as TOML gives it: a boolean is not an integer, and an
+    integer is a number."""
+    if isinstance(value, bool):
+        return bool in accepted
+    if isinstance(value, int) and float in accepted:
+        return True
+    return isinstance(value, accepted)
+
+
 def _meant_keys(unknown: List[str], takes: List[str]) -> str:
     """For each unknown key close to a key the store takes: ``; did you mean 'root' for 'rooot'?``."""
     if not unknown or not takes:
