@@ -376,6 +376,35 @@ def test_agent_env_manifest_prints_a_manifest_discovery_can_read(plugin_env):
     }
 
 
+def test_agent_env_manifest_of_a_module_run_with_dash_m_runs_it_so_again(plugin_env, tmp_path):
+    # Run as `python -m`, the program is the module, not its file: the file alone would lose its package.
+    env = dict(plugin_env, PYTHONPATH=str(FIXTURE.parent))
+    done = subprocess.run(
+        [sys.executable, "-m", "fixture_plugin", "--agent-env-manifest"],
+        env=env,
+        capture_output=True,
+        timeout=30,
+        cwd=tmp_path,
+    )
+    assert done.returncode == 0, done.stderr
+    assert tomllib.loads(done.stdout.decode())["plugin"]["exec"] == [sys.executable, "-m", "fixture_plugin"]
+    # A package run by its name (its `__main__` module) is run by that name again.
+    package = tmp_path / "pkgs" / "grader_pkg"
+    package.mkdir(parents=True)
+    (package / "__init__.py").write_text("")
+    (package / "__main__.py").write_text(
+        "import agent_env_plugin\n"
+        "plugin = agent_env_plugin.Plugin('agentenv-pkg', '1.0')\n"
+        "plugin.serve()\n"
+    )
+    env = dict(plugin_env, PYTHONPATH=str(tmp_path / "pkgs"))
+    done = subprocess.run(
+        [sys.executable, "-m", "grader_pkg", "--agent-env-manifest"], env=env, capture_output=True, timeout=30
+    )
+    assert done.returncode == 0, done.stderr
+    assert tomllib.loads(done.stdout.decode())["plugin"]["exec"] == [sys.executable, "-m", "grader_pkg"]
+
+
 def test_agent_env_manifest_with_script_prints_what_a_pip_package_ships(plugin_env):
     # The packaged form (README: Packaging): exec is the console script, relative to the folder pip installs
     # the manifest into (<prefix>/share/agent-env/plugins/); the rest is the same as for the plain option.

@@ -833,12 +833,30 @@ def _watch_parent(name: str) -> None:
 
 
 def _own_argv() -> List[str]:
+    """This program as it was started, for a manifest's `exec`: `python -m NAME` again when it was run as a
+    module (its file alone would lose the package it sits in), else its executable or script."""
+    module = _main_module_name()
+    if module:
+        return [sys.executable, "-m", module]
     program = os.path.abspath(sys.argv[0]) if sys.argv and sys.argv[0] else ""
     if not program or not os.path.isfile(program):
         return [sys.executable]
     if program.endswith(".py") or not os.access(program, os.X_OK):
         return [sys.executable, program]
     return [program]
+
+
+def _main_module_name() -> str:
+    """The module `python -m` ran as `__main__` (a package's name for its `__main__` module); empty when
+    the program was started another way (a script, a console script, `-c`)."""
+    spec = getattr(sys.modules.get("__main__"), "__spec__", None)
+    name = getattr(spec, "name", None)
+    if not isinstance(name, str) or not name:
+        return ""
+    if name == "__main__":
+        return ""
+    suffix = ".__main__"
+    return name[: -len(suffix)] if name.endswith(suffix) else name
 
 
 def _info(
