@@ -376,8 +376,8 @@ def test_agent_env_manifest_prints_a_manifest_discovery_can_read(plugin_env):
     }
 
 
-def test_agent_env_manifest_of_a_module_run_with_dash_m_runs_it_so_again(plugin_env, tmp_path):
-    # Run as `python -m`, the program is the module, not its file: the file alone would lose its package.
+def test_agent_env_manifest_of_a_package_module_run_with_dash_m_runs_it_so_again(plugin_env, tmp_path):
+    # A module of its own run as `python -m` runs as well by its path, wherever agent-env starts it.
     env = dict(plugin_env, PYTHONPATH=str(FIXTURE.parent))
     done = subprocess.run(
         [sys.executable, "-m", "fixture_plugin", "--agent-env-manifest"],
@@ -387,8 +387,9 @@ def test_agent_env_manifest_of_a_module_run_with_dash_m_runs_it_so_again(plugin_
         cwd=tmp_path,
     )
     assert done.returncode == 0, done.stderr
-    assert tomllib.loads(done.stdout.decode())["plugin"]["exec"] == [sys.executable, "-m", "fixture_plugin"]
-    # A package run by its name (its `__main__` module) is run by that name again.
+    assert tomllib.loads(done.stdout.decode())["plugin"]["exec"] == [sys.executable, str(FIXTURE)]
+    # A package's module is run by its name again: its file alone would lose the package it sits in. So is
+    # a package run by its name (its `__main__` module).
     package = tmp_path / "pkgs" / "grader_pkg"
     package.mkdir(parents=True)
     (package / "__init__.py").write_text("")
@@ -403,6 +404,12 @@ def test_agent_env_manifest_of_a_module_run_with_dash_m_runs_it_so_again(plugin_
     )
     assert done.returncode == 0, done.stderr
     assert tomllib.loads(done.stdout.decode())["plugin"]["exec"] == [sys.executable, "-m", "grader_pkg"]
+    (package / "plugin.py").write_text((package / "__main__.py").read_text())
+    done = subprocess.run(
+        [sys.executable, "-m", "grader_pkg.plugin", "--agent-env-manifest"], env=env, capture_output=True, timeout=30
+    )
+    assert done.returncode == 0, done.stderr
+    assert tomllib.loads(done.stdout.decode())["plugin"]["exec"] == [sys.executable, "-m", "grader_pkg.plugin"]
 
 
 def test_agent_env_manifest_with_script_prints_what_a_pip_package_ships(plugin_env):

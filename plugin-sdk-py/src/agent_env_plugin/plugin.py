@@ -834,8 +834,8 @@ def _watch_parent(name: str) -> None:
 
 def _own_argv() -> List[str]:
     """This program as it was started, for a manifest's `exec`: `python -m NAME` again when it was run as a
-    module (its file alone would lose the package it sits in), else its executable or script."""
-    module = _main_module_name()
+    module of a package (its file alone would lose the package it sits in), else its executable or script."""
+    module = _package_module_name()
     if module:
         return [sys.executable, "-m", module]
     program = os.path.abspath(sys.argv[0]) if sys.argv and sys.argv[0] else ""
@@ -846,9 +846,10 @@ def _own_argv() -> List[str]:
     return [program]
 
 
-def _main_module_name() -> str:
-    """The module `python -m` ran as `__main__` (a package's name for its `__main__` module); empty when
-    the program was started another way (a script, a console script, `-c`)."""
+def _package_module_name() -> str:
+    """The module of a package `python -m` ran as `__main__` (a package's name for its `__main__` module);
+    empty when the program was started another way (a script, a console script, `-c`) or the module is a
+    file of its own, which runs as well by its path, wherever agent-env starts it."""
     spec = getattr(sys.modules.get("__main__"), "__spec__", None)
     name = getattr(spec, "name", None)
     if not isinstance(name, str) or not name:
@@ -856,7 +857,9 @@ def _main_module_name() -> str:
     if name == "__main__":
         return ""
     suffix = ".__main__"
-    return name[: -len(suffix)] if name.endswith(suffix) else name
+    if name.endswith(suffix):
+        return name[: -len(suffix)]
+    return name if "." in name else ""
 
 
 def _info(
