@@ -182,12 +182,25 @@ pub fn tilde_expanded(text: &str, home: Option<&Path>) -> PathBuf {
     }
 }
 
-/// `<state root>/document_store/local.db`: the @local namespace's documents, which bundle runs write.
-pub fn local_documents_db(state_root: &Path) -> PathBuf {
-    state_root.join("document_store").join("local.db")
+/// `<state root>/document_store`: the folder of the local document stores' files, the @local
+/// namespace's and the default document store's.
+pub fn local_documents_dir(state_root: &Path) -> PathBuf {
+    state_root.join("document_store")
 }
 
-/// `<state root>/object_store`: the local object store, which bundle runs write.
+/// `<state root>/document_store/local.db`: the @local namespace's documents, which bundle runs write.
+pub fn local_documents_db(state_root: &Path) -> PathBuf {
+    local_documents_dir(state_root).join("local.db")
+}
+
+/// `<state root>/document_store/documents.db`: the built-in document store's file when its table
+/// sets no `path` (and the one the `local` alias names).
+pub fn default_documents_db(state_root: &Path) -> PathBuf {
+    local_documents_dir(state_root).join("documents.db")
+}
+
+/// `<state root>/object_store`: the local object store, which bundle runs write; it is the built-in
+/// object store's root when its table sets no `root` (and the one the `local` alias names).
 pub fn local_objects_root(state_root: &Path) -> PathBuf {
     state_root.join("object_store")
 }

@@ -115,6 +115,80 @@ pub fn default_of(kind: &str, class: &str, key: &str, state_root: &Path) -> Opti
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::config::store_selection::STORE_SECTIONS;
+    use crate::environment::Environment;
+    use crate::paths::Paths;
+    use crate::stores::config_table::ConfigTable;
+    use crate::stores::{
+        LocalFilesystemObjectStore, LocalRegistryImageStore, LocalSqliteDocumentStore, StoreSpec,
+    };
+    use std::sync::Arc;
+
+    /// What the built-in local store of `kind` is built with for `key` when its table leaves the key
+    /// unset (`None` for a key whose value the store does not expose).
+    fn built_with(kind: StoreKind, key: &str, env: &Environment) -> Option<String> {
+        let unset = ConfigTable::new();
+        match (kind, key) {
+            (StoreKind::Object, "root") => {
+                let store = LocalFilesystemObjectStore::from_config(fs_object::IMPL, &unset, env);
+                Some(store.unwrap().root().display().to_string())
+            }
+            (StoreKind::Document, "path") => {
+                let store = LocalSqliteDocumentStore::from_config(sqlite_docs::IMPL, &unset, env);
+                Some(store.unwrap().path().display().to_string())
+            }
+            (StoreKind::Image, "registry_host") => {
+                let store = LocalRegistryImageStore::from_config(registry_images::IMPL, &unset);
+                Some(store.unwrap().registry_host().to_string())
+            }
+            _ => None,
+        }
+    }
+
+    #[test]
+    fn explain_shows_the_defaults_the_local_stores_are_built_with() {
+        // A state folder that exists and is spelled canonically, as the object store spells its root.
+        let state = tempfile::tempdir().unwrap();
+        let state_home = state.path().canonicalize().unwrap();
+        let env = Arc::new(Environment::from_vars(
+            [
+                ("HOME", Path::new("/home/ada")),
+                ("XDG_STATE_HOME", state_home.as_path()),
+            ],
+            Path::new("/work"),
+        ));
+        let state_root = Paths::new(&env).state_root();
+        for section in STORE_SECTIONS {
+            let kind = StoreKind::parse(section.name).unwrap();
+            let class = section.local_class();
+            let alias = StoreSpec::local(kind, env.clone());
+            for key in alias.config.keys() {
+                assert!(
+                    built_with(kind, key, &env).is_some(),
+                    "the local alias sets {class}'s '{key}': say here what the store reads it as"
+                );
+            }
+            for key in keys_taken(class) {
+                let Some(built) = built_with(kind, key, &env) else {
+                    continue;
+                };
+                let explained =
+                    default_of(section.name, class, key, &state_root).unwrap_or_else(|| {
+                        panic!("config explain shows no default for {class}'s '{key}'")
+                    });
+                assert_eq!(
+                    explained.value.as_str(),
+                    Some(built.as_str()),
+                    "{class}'s '{key}'"
+                );
+                assert_eq!(
+                    alias.config.get(*key).and_then(|v| v.as_str()),
+                    Some(built.as_str()),
+                    "the local alias's {class} '{key}'"
+                );
+            }
+        }
+    }
 
     #[test]
     fn built_in_classes_are_told_by_their_impl() {

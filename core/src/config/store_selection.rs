@@ -32,27 +32,15 @@ impl AliasedSection {
         class_of(self.local_impl)
     }
 
-    /// The `config` the `local` alias expands to.
+    /// The `config` the `local` alias expands to: the store's own settings (none for the runner).
     pub fn local_config(&self, state_root: &Path) -> Table {
-        let mut config = Table::new();
-        match self.name {
-            "document" => {
-                let path = state_root.join("document_store").join("documents.db");
-                config.insert("path".into(), Value::String(path.display().to_string()));
-            }
-            "object" => {
-                let root = state_root.join("object_store");
-                config.insert("root".into(), Value::String(root.display().to_string()));
-            }
-            "image" => {
-                config.insert(
-                    "registry_host".into(),
-                    Value::String("localhost:5000".into()),
-                );
-            }
-            _ => {}
-        }
-        config
+        let Some(kind) = crate::stores::StoreKind::parse(self.name) else {
+            return Table::new();
+        };
+        crate::stores::from_spec::local_settings(kind, state_root)
+            .into_iter()
+            .map(|(key, value)| (key.to_string(), Value::String(value)))
+            .collect()
     }
 }
 

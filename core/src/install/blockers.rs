@@ -171,7 +171,6 @@ fn walk(table: &toml::Table, at: &str, f: &mut dyn FnMut(&str, &str, &toml::Valu
 /// Stored documents in the local SQLite document stores that use types only this package provides: those
 /// in the default store block, those bundle runs recorded are warned of.
 fn stored_uses(target: &Manifest, discovery: &Discovery, state_root: &Path) -> Uses {
-    let dir = state_root.join("document_store");
     let mut out = Uses::default();
     for (collection, group, label, in_steps) in KINDS {
         let types = only_its(target, discovery, group);
@@ -179,11 +178,14 @@ fn stored_uses(target: &Manifest, discovery: &Discovery, state_root: &Path) -> U
             continue;
         }
         // The @local store holds what bundle runs recorded; the other, the default document store.
-        for (db, place, recorded) in [
-            ("local.db", " recorded by bundle runs", true),
-            ("documents.db", "", false),
+        for (path, place, recorded) in [
+            (
+                crate::paths::local_documents_db(state_root),
+                " recorded by bundle runs",
+                true,
+            ),
+            (crate::paths::default_documents_db(state_root), "", false),
         ] {
-            let path = dir.join(db);
             if !path.is_file() {
                 continue;
             }

@@ -3,6 +3,7 @@
 //! `"<package>:<Class>"`, and its config table (references already resolved).
 
 use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use serde_json::Value;
@@ -41,29 +42,11 @@ pub struct StoreSpec {
 impl StoreSpec {
     /// What the `local` alias expands to: the built-in class with its default location spelled out.
     pub fn local(kind: StoreKind, env: Arc<Environment>) -> Self {
-        let mut config = ConfigTable::new();
-        let path_text = |p: std::path::PathBuf| Value::String(p.display().to_string());
-        match kind {
-            StoreKind::Object => {
-                config.insert(
-                    "root".into(),
-                    path_text(LocalFilesystemObjectStore::default_root(&env)),
-                );
-            }
-            StoreKind::Document => {
-                config.insert(
-                    "path".into(),
-                    path_text(LocalSqliteDocumentStore::default_path(&env)),
-                );
-            }
-            StoreKind::Image => {
-                config.insert(
-                    "registry_host".into(),
-                    Value::from(registry_images::DEFAULT_REGISTRY_HOST),
-                );
-            }
-            StoreKind::Secret => {}
-        }
+        let state_root = crate::paths::Paths::new(&env).state_root();
+        let config = local_settings(kind, &state_root)
+            .into_iter()
+            .map(|(key, value)| (key.to_string(), Value::String(value)))
+            .collect();
         StoreSpec {
             kind,
             impl_name: builtin_impl(kind).to_string(),
@@ -71,6 +54,28 @@ impl StoreSpec {
             read_from: BTreeMap::new(),
             env,
         }
+    }
+}
+
+/// The settings the `local` alias gives the built-in store of `kind`, its files under `state_root`:
+/// the one list both the store it builds ([`StoreSpec::local`]) and what `config show | explain`
+/// say of it are read from.
+pub fn local_settings(kind: StoreKind, state_root: &Path) -> Vec<(&'static str, String)> {
+    let path_text = |path: PathBuf| path.display().to_string();
+    match kind {
+        StoreKind::Object => vec![(
+            "root",
+            path_text(crate::paths::local_objects_root(state_root)),
+        )],
+        StoreKind::Document => vec![(
+            "path",
+            path_text(crate::paths::default_documents_db(state_root)),
+        )],
+        StoreKind::Image => vec![(
+            "registry_host",
+            registry_images::DEFAULT_REGISTRY_HOST.to_string(),
+        )],
+        StoreKind::Secret => Vec::new(),
     }
 }
 
