@@ -84,9 +84,7 @@ impl LocalFilesystemObjectStore {
 
     /// The default root: `<state root>/object_store` in `env`.
     pub fn default_root(env: &Environment) -> PathBuf {
-        crate::paths::Paths::new(env)
-            .state_root()
-            .join("object_store")
+        crate::paths::local_objects_root(&crate::paths::Paths::new(env).state_root())
     }
 
     /// Builds the store from its config table, refusing unknown keys and bad grant settings; `~`, the

@@ -84,10 +84,7 @@ impl LocalSqliteDocumentStore {
 
     /// `<state root>/document_store/documents.db` in `env`.
     pub fn default_path(env: &Environment) -> PathBuf {
-        crate::paths::Paths::new(env)
-            .state_root()
-            .join("document_store")
-            .join("documents.db")
+        crate::paths::default_documents_db(&crate::paths::Paths::new(env).state_root())
     }
 
     /// Builds the store from its config table (`path`); `~` and the default path are `env`'s. The error
