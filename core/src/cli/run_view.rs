@@ -1,11 +1,10 @@
 //! What a person watching `agent-env run` sees: the run's lines, plugin progress as a bar on a
-//! terminal (plain lines otherwise), and with `--verbose` each plugin's stderr and `$/log` lines and
-//! a failed step's traceback as they arrive.
+//! terminal (plain lines otherwise, `TERM=dumb` included: it cannot redraw a line), and with
+//! `--verbose` each plugin's stderr and `$/log` lines and a failed step's traceback as they arrive.
 //!
 //! The view is both the run's [`Output`] and a [`RunObserver`], so the progress bar (on stderr) is
 //! cleared before any other line is written and drawn again after it: lines and bar never mix.
 
-use std::io::IsTerminal;
 use std::sync::atomic::Ordering;
 use std::sync::Mutex;
 
@@ -25,7 +24,7 @@ pub struct RunView {
     verbose: bool,
     /// Leave out the lines of step-by-step detail ([`Output::detail`]).
     quiet: bool,
-    /// Draw progress as a bar that redraws in place (stderr is a terminal).
+    /// Draw progress as a bar that redraws in place (stderr is a terminal, and not a dumb one).
     live: bool,
     /// The run's lines go to stderr (stdout carries the JSON document).
     lines_to_stderr: bool,
@@ -55,7 +54,7 @@ impl RunView {
             style,
             verbose,
             quiet,
-            live: std::io::stderr().is_terminal(),
+            live: style.redraws_lines(),
             lines_to_stderr: json,
             several_tasks: std::sync::atomic::AtomicBool::new(false),
             traceback_pointed_at: std::sync::atomic::AtomicBool::new(false),

@@ -1,6 +1,8 @@
 //! Colour on a terminal: pass and fail words, `Error:` and `Warning:` labels, a plugin's own lines
 //! dimmed. `--color auto|always|never` chooses; with `auto`, `NO_COLOR` (set and not empty) turns
-//! colour off and a stream that is not a terminal gets none.
+//! colour off and a stream that is not a terminal gets none. Apart from colour, the style says whether
+//! stderr can redraw a line in place (a progress bar): a terminal can, unless `TERM=dumb` says it
+//! cannot, whatever `--color` and `NO_COLOR` say.
 
 use std::io::IsTerminal;
 
@@ -46,11 +48,12 @@ pub enum Stream {
     Stderr,
 }
 
-/// Whether each stream gets colour.
+/// Whether each stream gets colour, and whether stderr can redraw a line in place.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct Style {
     stdout: bool,
     stderr: bool,
+    redraws: bool,
 }
 
 const RED: &str = "31";
@@ -69,28 +72,64 @@ const OUTCOMES: [(&str, &str); 6] = [
     ("didn't start", YELLOW),
 ];
 
-/// Whether the environment asks for no colour: `NO_COLOR` set to anything, or a terminal that
-/// says it cannot show colour (`TERM=dumb`, as editors' shells and some CI logs set it).
-pub fn env_asks_no_colour(no_color: Option<&str>, term: Option<&str>) -> bool {
-    no_color.is_some_and(|v| !v.is_empty()) || term == Some("dumb")
+/// What the environment asks of the output, from `NO_COLOR` and `TERM`.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct EnvAsks {
+    /// No colour: `NO_COLOR` set to anything, or `TERM=dumb`.
+    pub no_colour: bool,
+    /// No line redrawn in place (`\r` and an erase): `TERM=dumb`, a terminal that shows such codes
+    /// as text, as editors' shells and CI log viewers that fake a terminal do.
+    pub plain_lines: bool,
+}
+
+/// What the environment asks of the output: no colour when `NO_COLOR` is set to anything or the
+/// terminal says it cannot show colour (`TERM=dumb`, as editors' shells and some CI logs set it);
+/// plain lines, no redrawn progress bar, when `TERM=dumb`. `NO_COLOR` is about colour only.
+pub fn env_asks_no_colour(no_color: Option<&str>, term: Option<&str>) -> EnvAsks {
+    let dumb = term == Some("dumb");
+    EnvAsks {
+        no_colour: no_color.is_some_and(|v| !v.is_empty()) || dumb,
+        plain_lines: dumb,
+    }
 }
 
 impl Style {
     /// The style `choice` gives; `auto` is off when the environment asks for no colour
-    /// ([`env_asks_no_colour`]).
-    pub fn choose(choice: ColorChoice, env_asks_no_colour: bool) -> Style {
+    /// ([`env_asks_no_colour`]). Lines are redrawn in place on a terminal stderr the environment
+    /// does not ask plain lines of, whatever the colour.
+    pub fn choose(choice: ColorChoice, asks: EnvAsks) -> Style {
+        Style::chosen(choice, asks, std::io::stderr().is_terminal())
+    }
+
+    /// The style `choice` gives, `stderr_is_terminal` told.
+    fn chosen(choice: ColorChoice, asks: EnvAsks, stderr_is_terminal: bool) -> Style {
+        let redraws = stderr_is_terminal && !asks.plain_lines;
         match choice {
             ColorChoice::Always => Style {
                 stdout: true,
                 stderr: true,
+                redraws,
             },
-            ColorChoice::Never => Style::default(),
-            ColorChoice::Auto if env_asks_no_colour => Style::default(),
+            ColorChoice::Never => Style {
+                redraws,
+                ..Style::default()
+            },
+            ColorChoice::Auto if asks.no_colour => Style {
+                redraws,
+                ..Style::default()
+            },
             ColorChoice::Auto => Style {
                 stdout: std::io::stdout().is_terminal(),
-                stderr: std::io::stderr().is_terminal(),
+                stderr: stderr_is_terminal,
+                redraws,
             },
         }
+    }
+
+    /// Whether stderr can redraw a line in place (a progress bar): it is a terminal, and not one
+    /// that says it is dumb.
+    pub fn redraws_lines(&self) -> bool {
+        self.redraws
     }
 
     /// Whether `stream` shows colour.
@@ -172,7 +211,7 @@ mod tests {
 
     #[test]
     fn outcome_words_are_coloured_only_where_colour_is_on() {
-        let on = Style::choose(ColorChoice::Always, false);
+        let on = Style::choose(ColorChoice::Always, EnvAsks::default());
         assert_eq!(
             on.outcome_words(Stream::Stdout, "[tasks/a.json] passed in 0.3s"),
             "[tasks/a.json] \x1b[32mpassed\x1b[0m in 0.3s"
@@ -185,12 +224,19 @@ mod tests {
             on.outcome_words(Stream::Stdout, "artifacts/passed: v1 (new)"),
             "artifacts/passed: v1 (new)"
         );
-        let off = Style::choose(ColorChoice::Never, false);
+        let off = Style::choose(ColorChoice::Never, EnvAsks::default());
         assert_eq!(off.error_label(), "Error:");
-        assert_eq!(Style::choose(ColorChoice::Auto, true), Style::default());
-        assert!(env_asks_no_colour(Some("1"), None));
-        assert!(env_asks_no_colour(None, Some("dumb")));
-        assert!(!env_asks_no_colour(Some(""), Some("xterm-256color")));
+        let no_colour = EnvAsks {
+            no_colour: true,
+            plain_lines: false,
+        };
+        assert_eq!(
+            Style::chosen(ColorChoice::Auto, no_colour, false),
+            Style::default()
+        );
+        assert!(env_asks_no_colour(Some("1"), None).no_colour);
+        assert!(env_asks_no_colour(None, Some("dumb")).no_colour);
+        assert!(!env_asks_no_colour(Some(""), Some("xterm-256color")).no_colour);
         assert_eq!(on.error_label(), "\x1b[1;31mError:\x1b[0m");
         let args = |l: &[&str]| l.iter().map(std::ffi::OsString::from).collect::<Vec<_>>();
         assert_eq!(
@@ -205,5 +251,23 @@ mod tests {
             ColorChoice::from_args(&args(&["a", "x", "--", "--color=always"])),
             ColorChoice::Auto
         );
+    }
+
+    #[test]
+    fn a_dumb_terminal_gets_plain_lines_and_no_color_keeps_the_bar() {
+        let asks = |no_color, term| env_asks_no_colour(no_color, term);
+        // NO_COLOR is about colour only: the bar is still drawn on a terminal.
+        let no_color = Style::chosen(ColorChoice::Auto, asks(Some("1"), Some("xterm")), true);
+        assert!(no_color.redraws_lines());
+        assert!(!no_color.colours(Stream::Stderr));
+        // TERM=dumb: no colour and no line redrawn, whatever --color says.
+        for choice in [ColorChoice::Auto, ColorChoice::Always, ColorChoice::Never] {
+            assert!(!Style::chosen(choice, asks(None, Some("dumb")), true).redraws_lines());
+            assert!(Style::chosen(choice, asks(None, Some("xterm")), true).redraws_lines());
+        }
+        // Off a terminal, nothing is redrawn.
+        assert!(!Style::chosen(ColorChoice::Always, asks(None, None), false).redraws_lines());
+        assert!(asks(None, Some("dumb")).plain_lines);
+        assert!(!asks(Some("1"), None).plain_lines);
     }
 }

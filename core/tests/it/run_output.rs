@@ -211,6 +211,100 @@ fn without_verbose_plugin_output_goes_only_to_the_log_and_progress_is_plain_line
     assert!(log.contains(" stderr: chatty: a line on stderr"));
 }
 
+/// Runs `cmd` with its stdout and stderr on one new pseudo-terminal, as a person at a terminal runs
+/// it: its exit code and every byte the terminal got, escape codes and `\r` as they came.
+fn on_a_whole_terminal(mut cmd: std::process::Command) -> (i32, String) {
+    use std::io::Read;
+    use std::os::fd::{FromRawFd, OwnedFd};
+    let (mut leader, mut follower) = (0, 0);
+    // SAFETY: openpty writes the two fds it opens; the name, termios and window size may be null.
+    let opened = unsafe {
+        libc::openpty(
+            &mut leader,
+            &mut follower,
+            std::ptr::null_mut(),
+            std::ptr::null(),
+            std::ptr::null(),
+        )
+    };
+    assert_eq!(opened, 0, "no pseudo-terminal");
+    // SAFETY: both fds were just opened, and nothing else owns them.
+    let (leader, follower) =
+        unsafe { (OwnedFd::from_raw_fd(leader), OwnedFd::from_raw_fd(follower)) };
+    let stderr = follower.try_clone().expect("a second fd on the terminal");
+    let mut child = cmd
+        .stdout(std::process::Stdio::from(follower))
+        .stderr(std::process::Stdio::from(stderr))
+        .spawn()
+        .expect("start agent-env");
+    // The command holds the parent's copies of the follower: dropped, the child's are the last.
+    drop(cmd);
+    let mut terminal = std::fs::File::from(leader);
+    let reader = std::thread::spawn(move || {
+        let mut shown = Vec::new();
+        let mut buf = [0u8; 65536];
+        // The read fails (EIO) once the child's end is closed.
+        while let Ok(n) = terminal.read(&mut buf) {
+            if n == 0 {
+                break;
+            }
+            shown.extend_from_slice(&buf[..n]);
+        }
+        shown
+    });
+    let code = child
+        .wait()
+        .expect("wait for agent-env")
+        .code()
+        .unwrap_or(-1);
+    let shown = reader.join().expect("the terminal's reader");
+    (code, String::from_utf8_lossy(&shown).into_owned())
+}
+
+/// A dumb terminal (an editor's shell, a CI log viewer that fakes one) shows escape codes as text:
+/// with `TERM=dumb` a run draws no progress bar, only the plain lines a pipe gets, and writes no
+/// escape code at all. `NO_COLOR` is about colour only: the bar is still drawn.
+#[test]
+fn on_a_dumb_terminal_progress_is_plain_lines_without_escape_codes() {
+    let s = Sandboxed::new();
+    install_chatty(&s);
+    chatty_bundle(&s, "");
+    let mut dumb = s.command(&["run", "./chatty"]);
+    dumb.env("TERM", "dumb").env_remove("NO_COLOR");
+    let (code, shown) = on_a_whole_terminal(dumb);
+    assert_eq!(code, 0, "{shown}");
+    assert!(
+        !shown.contains('\x1b'),
+        "an escape code on a dumb terminal:\n{shown:?}"
+    );
+    let shown = shown.replace("\r\n", "\n");
+    assert!(
+        !shown.contains('\r'),
+        "a line redrawn on a dumb terminal:\n{shown:?}"
+    );
+    assert!(
+        shown.contains("[tasks/c.json] talk 1/3 (33%) warming up\n"),
+        "{shown:?}"
+    );
+    assert!(
+        shown.contains("[tasks/c.json] talk 2/3 (67%) halfway\n"),
+        "{shown:?}"
+    );
+
+    let mut no_color = s.command(&["run", "./chatty"]);
+    no_color.env("TERM", "xterm").env("NO_COLOR", "1");
+    let (code, shown) = on_a_whole_terminal(no_color);
+    assert_eq!(code, 0, "{shown}");
+    assert!(
+        shown.contains("\r\x1b[2K[tasks/c.json] talk ["),
+        "NO_COLOR alone keeps the bar:\n{shown:?}"
+    );
+    assert!(
+        !shown.contains("\x1b[3"),
+        "a colour with NO_COLOR:\n{shown:?}"
+    );
+}
+
 #[test]
 fn a_run_that_passes_prints_no_log_path_and_json_has_scores_steps_and_timings() {
     let s = Sandboxed::new();
