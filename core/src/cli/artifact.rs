@@ -4,8 +4,6 @@
 use clap::{Args, Subcommand};
 use serde_json::Value;
 
-use std::io::IsTerminal;
-
 use super::terminal::ERASE_LINE;
 use super::{Exit, Failure, Terminal};
 use crate::run::cancel::{watch_signals, Cancel, Signalled};
@@ -260,9 +258,10 @@ fn put(args: PutArgs, session: &Session, term: &Terminal) -> Exit {
     let cancel = Cancel::new();
     watch_signals(cancel.clone(), Some(on_put_signal))
         .map_err(|e| Failure::new(format!("{shown}: can't watch for Ctrl-C: {e}")))?;
-    // On a terminal, the file being hashed and written is shown on one line, drawn again for each
-    // (a large artifact takes minutes to reach a hosted store); a script's stderr gets none of it.
-    let live = std::io::stderr().is_terminal();
+    // On a terminal that redraws lines (not TERM=dumb), the file being hashed and written is shown on
+    // one line, drawn again for each (a large artifact takes minutes to reach a hosted store); a
+    // script's stderr gets none of it.
+    let live = term.style().redraws_lines();
     let before_file = |file: &FileUnderWay<'_>| {
         if let Ok(mut told) = LEFT.lock() {
             *told = file.left_if_stopped.to_string();

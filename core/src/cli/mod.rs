@@ -93,7 +93,7 @@ pub fn main() -> i32 {
     let args: Vec<std::ffi::OsString> = std::env::args_os().collect();
     term.set_style(style::Style::choose(
         style::ColorChoice::from_args(&args),
-        style::env_asks_no_colour(
+        style::env_asks(
             session.env().var("NO_COLOR").as_deref(),
             session.env().var("TERM").as_deref(),
         ),

@@ -85,7 +85,7 @@ pub struct EnvAsks {
 /// What the environment asks of the output: no colour when `NO_COLOR` is set to anything or the
 /// terminal says it cannot show colour (`TERM=dumb`, as editors' shells and some CI logs set it);
 /// plain lines, no redrawn progress bar, when `TERM=dumb`. `NO_COLOR` is about colour only.
-pub fn env_asks_no_colour(no_color: Option<&str>, term: Option<&str>) -> EnvAsks {
+pub fn env_asks(no_color: Option<&str>, term: Option<&str>) -> EnvAsks {
     let dumb = term == Some("dumb");
     EnvAsks {
         no_colour: no_color.is_some_and(|v| !v.is_empty()) || dumb,
@@ -95,7 +95,7 @@ pub fn env_asks_no_colour(no_color: Option<&str>, term: Option<&str>) -> EnvAsks
 
 impl Style {
     /// The style `choice` gives; `auto` is off when the environment asks for no colour
-    /// ([`env_asks_no_colour`]). Lines are redrawn in place on a terminal stderr the environment
+    /// ([`env_asks`]). Lines are redrawn in place on a terminal stderr the environment
     /// does not ask plain lines of, whatever the colour.
     pub fn choose(choice: ColorChoice, asks: EnvAsks) -> Style {
         Style::chosen(choice, asks, std::io::stderr().is_terminal())
@@ -234,9 +234,9 @@ mod tests {
             Style::chosen(ColorChoice::Auto, no_colour, false),
             Style::default()
         );
-        assert!(env_asks_no_colour(Some("1"), None).no_colour);
-        assert!(env_asks_no_colour(None, Some("dumb")).no_colour);
-        assert!(!env_asks_no_colour(Some(""), Some("xterm-256color")).no_colour);
+        assert!(env_asks(Some("1"), None).no_colour);
+        assert!(env_asks(None, Some("dumb")).no_colour);
+        assert!(!env_asks(Some(""), Some("xterm-256color")).no_colour);
         assert_eq!(on.error_label(), "\x1b[1;31mError:\x1b[0m");
         let args = |l: &[&str]| l.iter().map(std::ffi::OsString::from).collect::<Vec<_>>();
         assert_eq!(
@@ -255,7 +255,7 @@ mod tests {
 
     #[test]
     fn a_dumb_terminal_gets_plain_lines_and_no_color_keeps_the_bar() {
-        let asks = |no_color, term| env_asks_no_colour(no_color, term);
+        let asks = |no_color, term| env_asks(no_color, term);
         // NO_COLOR is about colour only: the bar is still drawn on a terminal.
         let no_color = Style::chosen(ColorChoice::Auto, asks(Some("1"), Some("xterm")), true);
         assert!(no_color.redraws_lines());
