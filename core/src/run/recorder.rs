@@ -106,13 +106,23 @@ pub fn ends_waiting_for_store() -> usize {
 }
 
 /// One task's end waiting for the store, counted in [`ENDS_WAITING`] while it lives; a wait that
-/// a cancel stopped stays counted.
-struct EndWaiting<'a>(&'a Cancel);
+/// a cancel stopped stays counted. Its drop takes its count off, so one is made only for a wait
+/// that was counted: by [`EndWaiting::begin`], or by [`telling_if_slow`] as it said the wait
+/// ([`EndWaiting::counted_already`]).
+struct EndWaiting<'a> {
+    cancel: &'a Cancel,
+}
 
 impl<'a> EndWaiting<'a> {
+    /// A wait that begins now: counted here.
     fn begin(cancel: &'a Cancel) -> EndWaiting<'a> {
         ENDS_WAITING.fetch_add(1, Ordering::SeqCst);
-        EndWaiting(cancel)
+        EndWaiting { cancel }
+    }
+
+    /// A wait [`telling_if_slow`] counted as it said it.
+    fn counted_already(cancel: &'a Cancel) -> EndWaiting<'a> {
+        EndWaiting { cancel }
     }
 }
 
@@ -137,7 +147,7 @@ fn telling_if_slow<T>(wait: &FinalWait<'_>, first_try: impl FnOnce() -> T) -> (T
 
 impl Drop for EndWaiting<'_> {
     fn drop(&mut self) {
-        if !self.0.is_cancelled() {
+        if !self.cancel.is_cancelled() {
             ENDS_WAITING.fetch_sub(1, Ordering::SeqCst);
         }
     }
@@ -386,8 +396,14 @@ impl<'f> Recorder<'f> {
         let mut pause = FIRST_PAUSE;
         let record = &self.record;
         let (first, said) = telling_if_slow(wait, || record.write(&mut state));
-        // Counted already, when said.
-        let mut waiting = said.then_some(EndWaiting(wait.cancel));
+        // Counted already, when said. Made only then: one made and dropped unused would take a
+        // count that was never added off the process's (`then_some` makes its value either way),
+        // and a signal would then find every running task waiting for the store.
+        let mut waiting = if said {
+            Some(EndWaiting::counted_already(wait.cancel))
+        } else {
+            None
+        };
         // The store's answer is said once, if the wait goes on after it.
         let mut answer_said = false;
         let mut answer = first;

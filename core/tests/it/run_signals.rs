@@ -533,6 +533,70 @@ fn the_same_signal_twice_at_once_is_one_stop() {
     assert!(!log.contains("received again"), "{log}");
 }
 
+/// A task that ends at once, and one whose step runs until it is cancelled.
+fn write_short_and_hanging_bundle(s: &Sandboxed) {
+    for (task, command) in [("a_short", "true"), ("e_hang", "sleep 120")] {
+        s.write(
+            &format!("two/tasks/{task}.json"),
+            &serde_json::json!([
+                {"id": "box", "type": "deploy_sandbox", "sandbox_name": "box"},
+                {"id": "v", "type": "verify_sandbox", "sandbox_name": "box", "verifier_id": "w",
+                 "criteria": [{"type": "bash_cmd_succeeds", "command": command}]}
+            ])
+            .to_string(),
+        );
+    }
+}
+
+/// A task that has ended (its end taken by the store at once) leaves nothing counted as waiting for
+/// the store: a signal while another task's step runs says it cancels that step, as with no task
+/// ended, not that no step is running.
+#[test]
+fn a_signal_once_a_task_has_ended_says_it_cancels_the_step_still_running() {
+    let s = Sandboxed::new();
+    write_short_and_hanging_bundle(&s);
+    let mut child = spawn_piped(&s, &["run", "./two"]);
+    let (out, err) = (
+        lines_of(child.stdout.take().unwrap()),
+        lines_of(child.stderr.take().unwrap()),
+    );
+    let mut seen = Vec::new();
+    for needle in [
+        "[tasks/a_short.json] passed in ",
+        "[tasks/e_hang.json] step 2/2 v (verify_sandbox)",
+    ] {
+        if !seen.iter().any(|l: &String| l.contains(needle)) {
+            read_until(&out, needle, &mut seen);
+        }
+    }
+    // SAFETY: sends a signal to the child we started.
+    unsafe {
+        libc::kill(child.id() as i32, libc::SIGINT);
+    }
+    let status = child.wait().unwrap();
+    seen.extend(out.iter());
+    let said: Vec<String> = err.iter().collect();
+    let (shown, said) = (seen.join("\n"), said.join("\n"));
+    assert_eq!(status.code(), Some(130), "{shown}\n{said}");
+    assert!(
+        said.contains(
+            "Stopping: cancelling the running steps and tearing down the sandboxes; another Ctrl-C stops at once"
+        ),
+        "{said}"
+    );
+    assert!(!said.contains("no step is running"), "{said}");
+    assert!(
+        shown.contains("[tasks/e_hang.json] step 2/2 v cancelled"),
+        "{shown}"
+    );
+    assert!(shown.contains("  tasks/a_short.json v1: passed"), "{shown}");
+    let log = the_log(&s);
+    assert!(
+        log.contains(" SIGINT received: cancelling the running steps"),
+        "{log}"
+    );
+}
+
 /// The one run log of the sandbox's state.
 fn the_log_path(s: &Sandboxed) -> std::path::PathBuf {
     let logs: Vec<_> = std::fs::read_dir(s.state().join("logs"))
