@@ -3,11 +3,13 @@
 //! holds no reference to the run, so what it needs to know of the run is in [`STATE`], one per
 //! process (a process runs one run): where the run is, its document so far and its log.
 
-use std::io::Write;
+use std::io::{IsTerminal, Write};
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::{Arc, OnceLock};
 
 use super::run_json::{pretty, RunCollector};
+use super::terminal::ERASE_LINE;
+use super::Terminal;
 use crate::run::cancel::Signalled;
 use crate::run::run_log::RunLog;
 
@@ -61,11 +63,22 @@ fn log_signal(text: String) {
 
 /// How a person sends another of `signal`.
 fn another(signal: i32) -> &'static str {
-    if signal == libc::SIGINT {
-        "another Ctrl-C"
-    } else {
-        "another signal"
+    match signal {
+        libc::SIGINT => "another Ctrl-C",
+        _ => "another signal",
     }
+}
+
+/// Writes `text` on stderr as a line of its own. On a terminal the run's progress bar may be on the
+/// cursor's line (it is drawn with no newline after it): that line is erased first, as the run's
+/// own lines do, and the bar comes back below with the next progress.
+fn say(text: &str) {
+    let control: &[u8] = if std::io::stderr().is_terminal() {
+        ERASE_LINE
+    } else {
+        &[]
+    };
+    Terminal::new().eprint_after(control, &format!("{text}\n"));
 }
 
 /// Whether every task still running is waiting for the document store to take its end: a signal
@@ -81,54 +94,48 @@ fn waiting_for_the_store_only() -> bool {
 /// for a `--json` run: the one exit below `main`, since the teardown it cuts short is still running
 /// on other threads. What is left is cleaned up by the next run.
 pub(crate) fn on_signal(signalled: Signalled) {
-    let mut stderr = std::io::stderr();
     match signalled {
         Signalled::First(signal) if STATE.holding.load(Ordering::SeqCst) => {
-            let _ = writeln!(
-                stderr,
+            say(&format!(
                 "Tearing down the kept sandboxes; {} stops at once, leaving them for the next run to clean up",
                 another(signal)
-            );
+            ));
         }
         Signalled::First(signal) if !STATE.task_started.load(Ordering::SeqCst) => {
-            let _ = writeln!(
-                stderr,
+            say(&format!(
                 "Stopping before any task started; {} stops at once",
                 another(signal)
-            );
+            ));
             log_signal(format!(
                 "{} received before any task started: stopping",
                 agent_env_host::signal_name(signal)
             ));
         }
         Signalled::First(signal) if waiting_for_the_store_only() => {
-            let _ = writeln!(
-                stderr,
+            say(&format!(
                 "Stopping: no step is running; no longer waiting for the document store to take the end of the tasks that ended: their records stay in this machine's journal, and the next run here writes them; {} stops at once",
                 another(signal)
-            );
+            ));
             log_signal(format!(
                 "{} received while only waiting for the document store: stopped waiting; the tasks' records stay in this machine's journal for the next run here",
                 agent_env_host::signal_name(signal)
             ));
         }
         Signalled::First(signal) if crate::run::recorder::ends_waiting_for_store() > 0 => {
-            let _ = writeln!(
-                stderr,
+            say(&format!(
                 "Stopping: cancelling the running steps and tearing down the sandboxes, and no longer waiting for the document store (the records it did not take stay in this machine's journal for the next run here); {} stops at once, leaving the sandboxes for the next run to clean up",
                 another(signal)
-            );
+            ));
             log_signal(format!(
                 "{} received: cancelling the running steps, tearing down the sandboxes and no longer waiting for the document store",
                 agent_env_host::signal_name(signal)
             ));
         }
         Signalled::First(signal) => {
-            let _ = writeln!(
-                stderr,
+            say(&format!(
                 "Stopping: cancelling the running steps and tearing down the sandboxes; {} stops at once, leaving them for the next run to clean up",
                 another(signal)
-            );
+            ));
             log_signal(format!(
                 "{} received: cancelling the running steps and tearing down the sandboxes",
                 agent_env_host::signal_name(signal)
@@ -173,10 +180,7 @@ pub(crate) fn on_signal(signalled: Signalled) {
                 // errors and tracebacks may hold one.
                 let _ = writeln!(std::io::stdout(), "{}", crate::redaction::redact(&doc));
             }
-            let _ = writeln!(
-                stderr,
-                "Stopped at once: the teardown was cut short; the next agent-env run marks this run's unfinished instances failed and removes its sandboxes"
-            );
+            say("Stopped at once: the teardown was cut short; the next agent-env run marks this run's unfinished instances failed and removes its sandboxes");
             std::process::exit(code);
         }
     }

@@ -597,6 +597,115 @@ fn a_signal_once_a_task_has_ended_says_it_cancels_the_step_still_running() {
     );
 }
 
+/// Installs `agentenv-nap`, whose `nap` step reports progress (4 of 30, `napping`) and then sleeps
+/// for a minute without reading its cancel, so a cancelled run stops it only after the grace a
+/// plugin gets; `<home>/napping` marks that the step reached it. Writes `nap/tasks/t.json`, a
+/// sandbox and that step; the path of the marker.
+fn write_nap_bundle(s: &Sandboxed) -> std::path::PathBuf {
+    let napping = s.home().join("napping");
+    let nap = s.script(
+        "nap.sh",
+        &r#"#!/bin/sh
+IFS= read -r line
+printf '%s\n' '{"jsonrpc":"2.0","id":1,"result":{"protocol":1,"plugin":{"name":"agentenv-nap","version":"1"},"contributions":[{"group":"task_steps","name":"nap","type":"nap","class":"Nap","methods":["execute","from_dict"]}]}}'
+while IFS= read -r line; do
+  rest=${line#*\"id\":}
+  id=${rest%%[!0-9]*}
+  case $line in *'"execute"'*)
+    printf '{"jsonrpc":"2.0","method":"$/progress","params":{"id":%s,"progress":4,"total":30,"message":"napping"}}\n' "$id"
+    : > 'NAPPING'
+    exec /bin/sleep 60 ;;
+  esac
+  [ -n "$id" ] && printf '{"jsonrpc":"2.0","id":%s,"result":null}\n' "$id"
+done
+"#
+        .replace("NAPPING", napping.to_str().unwrap()),
+    );
+    s.install_manifest(
+        "nap",
+        &format!(
+            "[plugin]\nname = \"agentenv-nap\"\nversion = \"1\"\nexec = [\"/bin/sh\", \"{}\"]\nprotocol = [1, 1]\n[provides.task_steps]\nnap = \"Nap\"\n",
+            nap.display()
+        ),
+    );
+    s.write(
+        "nap/tasks/t.json",
+        r#"[{"id": "box", "type": "deploy_sandbox", "sandbox_name": "box"},
+            {"id": "n", "type": "nap"}]"#,
+    );
+    napping
+}
+
+/// Runs `./nap` with its stderr on a pseudo-terminal, so that its progress is a bar drawn in place;
+/// sends `signal` once the bar is up; what the terminal showed, raw, and the exit code.
+fn nap_on_a_terminal_until(s: &Sandboxed, signal: i32) -> (String, Option<i32>) {
+    use std::io::Read;
+    use std::os::fd::{FromRawFd, OwnedFd};
+    let (mut leader, mut follower) = (0, 0);
+    // SAFETY: openpty writes the two fds it opens; the name, termios and window size may be null.
+    let opened = unsafe {
+        libc::openpty(
+            &mut leader,
+            &mut follower,
+            std::ptr::null_mut(),
+            std::ptr::null(),
+            std::ptr::null(),
+        )
+    };
+    assert_eq!(opened, 0, "no pseudo-terminal");
+    // SAFETY: both fds were just opened, and nothing else owns them.
+    let (leader, follower) =
+        unsafe { (OwnedFd::from_raw_fd(leader), OwnedFd::from_raw_fd(follower)) };
+    let mut cmd = s.command(&["run", "./nap"]);
+    cmd.stdout(Stdio::null()).stderr(Stdio::from(follower));
+    let mut child = cmd.spawn().unwrap();
+    // The command holds the parent's copy of the follower: dropped, the child's are the last.
+    drop(cmd);
+    let shown = std::sync::Arc::new(std::sync::Mutex::new(Vec::new()));
+    let reader = {
+        let shown = shown.clone();
+        let mut terminal = std::fs::File::from(leader);
+        std::thread::spawn(move || {
+            let mut buf = [0u8; 65536];
+            // The read fails (EIO) once the child's end is closed.
+            while let Ok(n) = terminal.read(&mut buf) {
+                if n == 0 {
+                    break;
+                }
+                shown.lock().unwrap().extend_from_slice(&buf[..n]);
+            }
+        })
+    };
+    wait_for("the progress bar", || {
+        String::from_utf8_lossy(&shown.lock().unwrap()).contains("napping")
+    });
+    // SAFETY: sends a signal to the child we started.
+    unsafe {
+        libc::kill(child.id() as i32, signal);
+    }
+    let code = child.wait().unwrap().code();
+    reader.join().unwrap();
+    let shown = String::from_utf8_lossy(&shown.lock().unwrap()).into_owned();
+    (shown, code)
+}
+
+/// On a terminal, what the signal says starts on a line of its own, not after the progress bar on
+/// the line the bar is drawn on.
+#[test]
+fn on_a_terminal_the_signals_notice_is_not_written_after_the_progress_bar() {
+    let s = Sandboxed::new();
+    write_nap_bundle(&s);
+    let (shown, code) = nap_on_a_terminal_until(&s, libc::SIGINT);
+    assert_eq!(code, Some(130), "{shown:?}");
+    let at = shown.find("Stopping: ").expect(&shown);
+    let before = &shown[..at];
+    assert!(before.contains("napping"), "the bar was drawn: {shown:?}");
+    assert!(
+        before.ends_with("\r\x1b[2K") || before.ends_with('\n'),
+        "{shown:?}"
+    );
+}
+
 /// The one run log of the sandbox's state.
 fn the_log_path(s: &Sandboxed) -> std::path::PathBuf {
     let logs: Vec<_> = std::fs::read_dir(s.state().join("logs"))
