@@ -7,6 +7,10 @@
 //! said, whatever the number of steps: a step only adds itself to the list as it starts and takes
 //! itself off as it ends ([`LongSteps::begin`]).
 //!
+//! Once the run is cancelled, a step not yet ended is one being stopped (a plugin that does not
+//! answer its cancel is given a grace before it is ended), and is said so: `[tasks/t.json] step 2/2
+//! v stopping (60s)`, never still running.
+//!
 //! The lines go to the run's output as lines of their own, also under `-q`: the line per step `-q`
 //! leaves out grows with the bundle, while these come only with time, and they are what keeps a job
 //! that watches the output alive. With `--json` they go to stderr with the run's other lines.
@@ -15,6 +19,7 @@ use std::sync::{Condvar, Mutex, MutexGuard, PoisonError};
 use std::time::{Duration, Instant};
 
 use crate::output::Output;
+use crate::run::cancel::Cancel;
 
 /// The steps of a run that are running, and how often one that runs long is said.
 pub struct LongSteps {
@@ -126,8 +131,9 @@ impl LongSteps {
     }
 
     /// Says on `out` each step that has run another interval, until stopped: the run's watcher,
-    /// on a thread of its own. Returns at once when steps are never said.
-    pub fn run(&self, out: &dyn Output) {
+    /// on a thread of its own; still running, or stopping once `cancel` has cancelled the run.
+    /// Returns at once when steps are never said.
+    pub fn run(&self, out: &dyn Output, cancel: &Cancel) {
         let Some(every) = self.every else {
             return;
         };
@@ -138,12 +144,17 @@ impl LongSteps {
             }
             let now = Instant::now();
             let mut lines = Vec::new();
+            let doing = if cancel.is_cancelled() {
+                "stopping"
+            } else {
+                "still running"
+            };
             for step in state.running.iter_mut().filter(|s| s.due(every) <= now) {
                 let intervals =
                     now.duration_since(step.started).as_nanos() / every.as_nanos().max(1);
                 step.told = u32::try_from(intervals).unwrap_or(u32::MAX);
                 lines.push(format!(
-                    "{} still running ({})",
+                    "{} {doing} ({})",
                     step.label,
                     interval_words(every.saturating_mul(step.told))
                 ));
@@ -199,9 +210,14 @@ mod tests {
 
     /// Runs the watcher over `steps` while `during` runs; the lines it said.
     fn watched(steps: &LongSteps, during: impl FnOnce()) -> Vec<String> {
+        watched_with(steps, &Cancel::default(), during)
+    }
+
+    /// As [`watched`], for a run `cancel` cancels.
+    fn watched_with(steps: &LongSteps, cancel: &Cancel, during: impl FnOnce()) -> Vec<String> {
         let out = Collected::default();
         std::thread::scope(|scope| {
-            scope.spawn(|| steps.run(&out));
+            scope.spawn(|| steps.run(&out, cancel));
             let _stop = steps.stopper();
             during();
         });
@@ -238,6 +254,34 @@ mod tests {
         assert!(steps.held().running.is_empty(), "the step took itself off");
     }
 
+    /// A step not yet ended once the run is cancelled is being stopped: it is said so, not said
+    /// still running.
+    #[test]
+    fn a_step_of_a_cancelled_run_is_said_stopping() {
+        let steps = LongSteps::new(Some(Duration::from_millis(100)));
+        let cancel = Cancel::default();
+        let lines = watched_with(&steps, &cancel, || {
+            let _slow = steps.begin(|| "[t] step 2/2 slow".to_string());
+            while steps.held().running.first().is_some_and(|r| r.told < 1) {
+                std::thread::sleep(Duration::from_millis(10));
+            }
+            cancel.cancel(libc::SIGINT);
+            let told = steps.held().running.first().map_or(0, |r| r.told);
+            while steps.held().running.first().is_some_and(|r| r.told <= told) {
+                std::thread::sleep(Duration::from_millis(10));
+            }
+        });
+        let last = lines.last().cloned().unwrap_or_default();
+        assert!(
+            lines[0].starts_with("[t] step 2/2 slow still running ("),
+            "{lines:?}"
+        );
+        assert!(
+            last.starts_with("[t] step 2/2 slow stopping ("),
+            "{lines:?}"
+        );
+    }
+
     #[test]
     fn never_is_never() {
         let steps = LongSteps::new(None);
@@ -249,7 +293,7 @@ mod tests {
         });
         assert!(!asked, "no label is made for a line never said");
         let out = Collected::default();
-        steps.run(&out);
+        steps.run(&out, &Cancel::default());
         assert!(out.lines(Stream::Out).is_empty());
     }
 }

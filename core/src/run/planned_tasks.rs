@@ -165,7 +165,7 @@ fn run_all(
     std::thread::scope(|scope| {
         scope.spawn(|| shared.flusher.run());
         if shared.long_steps.enabled() {
-            scope.spawn(|| shared.long_steps.run(shared.out));
+            scope.spawn(|| shared.long_steps.run(shared.out, shared.cancel));
         }
         // Stop the flusher and the watcher once the tasks are done, or when one panics, so that
         // the scope ends.

@@ -636,6 +636,41 @@ done
     napping
 }
 
+/// A step the run cancelled that has not ended yet (its plugin given its grace) is said to be
+/// stopping, never still running.
+#[test]
+fn a_cancelled_step_not_yet_ended_is_said_stopping_not_still_running() {
+    let s = Sandboxed::new();
+    let napping = write_nap_bundle(&s);
+    let mut child = s
+        .command(&["run", "./nap", "--json"])
+        .env("AGENT_ENV_PROGRESS_SECONDS", "0.5")
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let err = lines_of(child.stderr.take().unwrap());
+    let mut seen = Vec::new();
+    read_until(&err, "step 2/2 n (nap)", &mut seen);
+    wait_for("the step to reach the plugin", || napping.exists());
+    // SAFETY: sends a signal to the child we started.
+    unsafe {
+        libc::kill(child.id() as i32, libc::SIGINT);
+    }
+    let status = child.wait().unwrap();
+    seen.extend(err.iter());
+    let said = seen.join("\n");
+    assert_eq!(status.code(), Some(130), "{said}");
+    let stopping = said.find("Stopping: ").expect(&said);
+    let after = &said[stopping..];
+    assert!(
+        after.contains("\n[tasks/t.json] step 2/2 n stopping ("),
+        "{said}"
+    );
+    assert!(!after.contains("still running"), "{said}");
+    assert!(after.contains("step 2/2 n cancelled"), "{said}");
+}
+
 /// Runs `./nap` with its stderr on a pseudo-terminal, so that its progress is a bar drawn in place;
 /// sends `signal` once the bar is up; what the terminal showed, raw, and the exit code.
 fn nap_on_a_terminal_until(s: &Sandboxed, signal: i32) -> (String, Option<i32>) {
