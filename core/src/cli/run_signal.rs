@@ -65,6 +65,7 @@ fn log_signal(text: String) {
 fn another(signal: i32) -> &'static str {
     match signal {
         libc::SIGINT => "another Ctrl-C",
+        libc::SIGQUIT => "another Ctrl-\\",
         _ => "another signal",
     }
 }

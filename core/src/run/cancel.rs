@@ -1,4 +1,4 @@
-//! Cancellation of a run: SIGINT/SIGTERM/SIGHUP set a flag that every step checks, and kill the process groups
+//! Cancellation of a run: SIGINT/SIGTERM/SIGHUP/SIGQUIT set a flag that every step checks, and kill the process groups
 //! of the commands steps are running, so nothing a step started outlives the run.
 
 use std::collections::BTreeSet;
@@ -145,12 +145,13 @@ pub type OnSignal = fn(Signalled);
 /// that another signal stops at once.
 pub const SAME_STOP_WITHIN: std::time::Duration = std::time::Duration::from_millis(500);
 
-/// Watches SIGINT, SIGTERM and SIGHUP (the terminal closed) on a thread of its own: the first cancels
-/// the run; each is handed to `on_signal` as well, but for the first one's echo (the same signal
-/// within [`SAME_STOP_WITHIN`]), which is no second request.
+/// Watches SIGINT, SIGTERM, SIGHUP (the terminal closed) and SIGQUIT (Ctrl-\\, a harder Ctrl-C to
+/// a person, which would otherwise kill agent-env where it stands and leave its sandboxes) on a
+/// thread of its own: the first cancels the run; each is handed to `on_signal` as well, but for the
+/// first one's echo (the same signal within [`SAME_STOP_WITHIN`]), which is no second request.
 pub fn watch_signals(cancel: Arc<Cancel>, on_signal: Option<OnSignal>) -> std::io::Result<()> {
-    use signal_hook::consts::{SIGHUP, SIGINT, SIGTERM};
-    let mut signals = signal_hook::iterator::Signals::new([SIGINT, SIGTERM, SIGHUP])?;
+    use signal_hook::consts::{SIGHUP, SIGINT, SIGQUIT, SIGTERM};
+    let mut signals = signal_hook::iterator::Signals::new([SIGINT, SIGTERM, SIGHUP, SIGQUIT])?;
     cancel.by_signals.store(true, Ordering::SeqCst);
     std::thread::Builder::new()
         .name("agent-env-signals".into())

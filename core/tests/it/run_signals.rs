@@ -1,5 +1,6 @@
-//! Ctrl-C, SIGTERM and SIGHUP during a run, and `--keep` (reference scenarios 25 and 26): the run is cancelled,
-//! its sandboxes are torn down, the step's child processes are gone, and the exit code tells the signal.
+//! Ctrl-C, SIGTERM, SIGHUP and SIGQUIT (Ctrl-\\) during a run, and `--keep` (reference scenarios 25
+//! and 26): the run is cancelled, its sandboxes are torn down, the step's child processes are gone,
+//! and the exit code tells the signal.
 
 use std::io::{BufRead, BufReader};
 use std::path::Path;
@@ -195,6 +196,13 @@ fn sigterm_mid_step_exits_143() {
 #[test]
 fn sighup_mid_step_tears_down_and_exits_129() {
     cancel_mid_step(libc::SIGHUP, 129);
+}
+
+/// Ctrl-\\ (SIGQUIT), which a person presses as a harder Ctrl-C, tears the run down like Ctrl-C; it
+/// does not kill it where it stands, leaving its sandbox and a running instance.
+#[test]
+fn sigquit_mid_step_tears_down_and_exits_131() {
+    cancel_mid_step(libc::SIGQUIT, 131);
 }
 
 #[test]
