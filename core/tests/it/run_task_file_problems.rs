@@ -85,6 +85,27 @@ fn a_criterion_says_its_wrong_pattern_and_may_not_give_one_field_twice() {
     assert_eq!(problems.len(), 5, "{problems:#?}");
 }
 
+/// A field of two names given as null under one is not given there, as everywhere: the other name
+/// is read (`"command": null` beside `"bash_cmd": "true"` runs `true`), for a criterion's command,
+/// its pattern and the step's aggregator alike.
+#[test]
+fn a_null_under_one_name_of_a_field_leaves_the_other_to_be_read() {
+    let s = Sandboxed::new();
+    s.write(
+        "bundle/tasks/t.json",
+        r#"[{"id": "box", "type": "deploy_sandbox", "sandbox_name": "box", "sandbox_mode": "vm", "sandbox_type": "local"},
+            {"id": "v", "type": "verify_sandbox", "sandbox_name": "box", "verifier_id": "v",
+             "aggregator": null, "score_aggregator": "any_pass",
+             "criteria": [
+               {"type": "bash_cmd_succeeds", "command": null, "bash_cmd": "true"},
+               {"type": "probe_file_contains", "path": "a", "expected": null, "value": "x"}
+             ]}]"#,
+    );
+    let r = s.run(&["run", "--dry-run", "./bundle"]);
+    assert_eq!(r.code, 0, "{}", r.both());
+    assert!(!r.stderr.contains("can't read it"), "{}", r.both());
+}
+
 /// A value of the wrong kind is quoted, with what to write when that is plain: one step id for
 /// `depends_on`'s list, one task name for an eval's.
 #[test]

@@ -65,23 +65,29 @@ fn timeout_notes(step_id: &str, step: &Map<String, Value>, criteria: &[Value]) -
     on_step.into_iter().chain(on_criteria).collect()
 }
 
-/// A field under either of its names: ours first, then the original's.
-fn either<'a>(v: &'a Value, ours: &str, original: &str) -> Option<&'a Value> {
-    v.get(ours).or_else(|| v.get(original))
-}
-
-/// A field given under either of its names (null is not given), with the name it is given under:
-/// ours first, then the original's.
+/// A field given under either of its names, with the name it is given under: ours first, then the
+/// original's. The one rule for a field of two names: null is not given, so a null under one name
+/// leaves the other to be read.
 fn given_either<'a>(
-    v: &'a Value,
+    fields: &'a Map<String, Value>,
     ours: &'a str,
     original: &'a str,
 ) -> Option<(&'a str, &'a Value)> {
     [ours, original].into_iter().find_map(|key| {
-        v.get(key)
+        fields
+            .get(key)
             .filter(|value| !value.is_null())
             .map(|value| (key, value))
     })
+}
+
+/// [`given_either`] of a criterion, which is an object when it has fields at all.
+fn criterion_field<'a>(
+    criterion: &'a Value,
+    ours: &'a str,
+    original: &'a str,
+) -> Option<(&'a str, &'a Value)> {
+    given_either(criterion.as_object()?, ours, original)
 }
 
 /// The fields a criterion may give under two names, ours first: the original's spelling, or one
@@ -121,7 +127,7 @@ fn say_one_thing(a: &Value, b: &Value) -> bool {
 
 /// The command of a `bash_cmd_succeeds` criterion (`command`, or the original's `bash_cmd`).
 fn command_of(criterion: &Value) -> Option<&str> {
-    either(criterion, "command", "bash_cmd").and_then(Value::as_str)
+    criterion_field(criterion, "command", "bash_cmd").and_then(|(_, command)| command.as_str())
 }
 
 /// The `bash_cmd_succeeds` criteria of a `verify_sandbox` step, each as its number (counted from
@@ -139,13 +145,12 @@ pub fn bash_commands(step: &Map<String, Value>) -> Vec<(usize, &str)> {
 
 /// The pattern of a `probe_file_contains` criterion (`expected`, or the original's `value`).
 fn pattern_of(criterion: &Value) -> Option<&str> {
-    given_either(criterion, "expected", "value").and_then(|(_, pattern)| pattern.as_str())
+    criterion_field(criterion, "expected", "value").and_then(|(_, pattern)| pattern.as_str())
 }
 
 /// The step's aggregator (`aggregator`, or the original's `score_aggregator`).
 fn aggregator_of(step: &Map<String, Value>) -> Option<&Value> {
-    step.get("aggregator")
-        .or_else(|| step.get("score_aggregator"))
+    given_either(step, "aggregator", "score_aggregator").map(|(_, aggregator)| aggregator)
 }
 
 impl BuiltinStep for VerifySandbox {
@@ -324,7 +329,7 @@ impl BuiltinStep for VerifySandbox {
                     if lacks_paths(c) {
                         problems.push(needs_paths());
                     }
-                    match given_either(c, "expected", "value") {
+                    match given_either(fields, "expected", "value") {
                         Some((_, Value::String(re))) => {
                             if let Err(e) = super::patterns::compiled(re) {
                                 problems.push(format!(
