@@ -7,7 +7,7 @@
 use super::builtin_steps::bash_command::{
     bash_on_path, no_bash_here, surely_needs_bash, BashOnPath,
 };
-use super::builtin_steps::verify_sandbox::bash_commands;
+use super::builtin_steps::verify_sandbox::command_criteria;
 use super::plan::{PlannedStep, StepKind};
 use super::sandbox_predictions::SandboxPrediction;
 
@@ -33,7 +33,11 @@ fn predictions(
         if !matches!(step.kind, StepKind::Builtin(b) if b.type_name() == "verify_sandbox") {
             continue;
         }
-        let commands = bash_commands(&step.spec);
+        // Each as its number (counted from 1, as people count) and its command.
+        let commands: Vec<(usize, &str)> = command_criteria(&step.spec)
+            .into_iter()
+            .filter_map(|c| Some((c.index + 1, c.command?)))
+            .collect();
         let Some(&(first, _)) = commands.first() else {
             continue;
         };

@@ -21,12 +21,56 @@ use super::{bash_command, require_str, str_field, BuiltinStep, StepEnv, StepErro
 
 pub struct VerifySandbox;
 
-const CRITERIA: [&str; 4] = [
-    "probe_file_exists",
-    "probe_dir_exists",
-    "probe_file_contains",
-    "bash_cmd_succeeds",
-];
+/// The kinds of criterion verify_sandbox checks, read once from a criterion's `type`: every place
+/// that treats kinds differently matches on this, so a kind added here is handled everywhere or
+/// does not build (none falls through to running a command).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum CriterionKind {
+    ProbeFileExists,
+    ProbeDirExists,
+    ProbeFileContains,
+    BashCmdSucceeds,
+}
+
+impl CriterionKind {
+    /// Every kind, in the order messages list them.
+    pub const ALL: [CriterionKind; 4] = [
+        CriterionKind::ProbeFileExists,
+        CriterionKind::ProbeDirExists,
+        CriterionKind::ProbeFileContains,
+        CriterionKind::BashCmdSucceeds,
+    ];
+
+    /// Its name, as a criterion's `type` gives it.
+    pub fn name(self) -> &'static str {
+        match self {
+            CriterionKind::ProbeFileExists => "probe_file_exists",
+            CriterionKind::ProbeDirExists => "probe_dir_exists",
+            CriterionKind::ProbeFileContains => "probe_file_contains",
+            CriterionKind::BashCmdSucceeds => "bash_cmd_succeeds",
+        }
+    }
+
+    /// The kind a criterion's `type` names, if verify_sandbox knows it.
+    pub fn from_name(name: &str) -> Option<CriterionKind> {
+        CriterionKind::ALL
+            .into_iter()
+            .find(|kind| kind.name() == name)
+    }
+
+    /// The kind of `criterion`, if its `type` names one verify_sandbox knows.
+    pub fn of(criterion: &Value) -> Option<CriterionKind> {
+        criterion
+            .get("type")
+            .and_then(Value::as_str)
+            .and_then(CriterionKind::from_name)
+    }
+
+    /// The names of every kind, as a message lists them.
+    fn names() -> impl Iterator<Item = &'static str> {
+        CriterionKind::ALL.into_iter().map(CriterionKind::name)
+    }
+}
 const AGGREGATORS: [&str; 3] = ["all_pass", "any_pass", "weighted_average"];
 /// The fields a criterion may have.
 const CRITERION_FIELDS: [&str; 10] = [
@@ -54,7 +98,7 @@ fn timeout_notes(step_id: &str, step: &Map<String, Value>, criteria: &[Value]) -
         )
     });
     let on_criteria = criteria.iter().enumerate().filter_map(|(index, c)| {
-        let command = c.get("type").and_then(Value::as_str) == Some("bash_cmd_succeeds");
+        let command = CriterionKind::of(c) == Some(CriterionKind::BashCmdSucceeds);
         (command && c.get("timeout").is_some()).then(|| {
             format!(
                 "step '{step_id}' criterion {}: 'timeout' is not a field it reads: did you mean 'timeout_seconds' (the command's time limit, in seconds)?",
@@ -70,9 +114,9 @@ fn timeout_notes(step_id: &str, step: &Map<String, Value>, criteria: &[Value]) -
 /// leaves the other to be read.
 fn given_either<'a>(
     fields: &'a Map<String, Value>,
-    ours: &'a str,
-    original: &'a str,
-) -> Option<(&'a str, &'a Value)> {
+    ours: &'static str,
+    original: &'static str,
+) -> Option<(&'static str, &'a Value)> {
     [ours, original].into_iter().find_map(|key| {
         fields
             .get(key)
@@ -84,9 +128,9 @@ fn given_either<'a>(
 /// [`given_either`] of a criterion, which is an object when it has fields at all.
 fn criterion_field<'a>(
     criterion: &'a Value,
-    ours: &'a str,
-    original: &'a str,
-) -> Option<(&'a str, &'a Value)> {
+    ours: &'static str,
+    original: &'static str,
+) -> Option<(&'static str, &'a Value)> {
     given_either(criterion.as_object()?, ours, original)
 }
 
@@ -130,16 +174,35 @@ fn command_of(criterion: &Value) -> Option<&str> {
     criterion_field(criterion, "command", "bash_cmd").and_then(|(_, command)| command.as_str())
 }
 
-/// The `bash_cmd_succeeds` criteria of a `verify_sandbox` step, each as its number (counted from
-/// 1) and its command.
-pub fn bash_commands(step: &Map<String, Value>) -> Vec<(usize, &str)> {
+/// A criterion of a `verify_sandbox` step that runs a command in bash (a `bash_cmd_succeeds` one).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct CommandCriterion<'s> {
+    /// Its place in the step's list of criteria, counted from 0 (messages count from 1).
+    pub index: usize,
+    /// The field its command is read from: `command`, else the original's `bash_cmd` (a null under
+    /// one name is not given there); `command` when it gives neither.
+    pub field: &'static str,
+    /// Its command, when that field holds text.
+    pub command: Option<&'s str>,
+}
+
+/// The criteria of a `verify_sandbox` step `step` that run a command in bash, in order: the one
+/// place that says which criteria do, and from which field their command is read.
+pub fn command_criteria(step: &Map<String, Value>) -> Vec<CommandCriterion<'_>> {
     step.get("criteria")
         .and_then(Value::as_array)
         .map_or(&[][..], Vec::as_slice)
         .iter()
         .enumerate()
-        .filter(|(_, c)| c.get("type").and_then(Value::as_str) == Some("bash_cmd_succeeds"))
-        .filter_map(|(index, c)| Some((index + 1, command_of(c)?)))
+        .filter(|(_, c)| CriterionKind::of(c) == Some(CriterionKind::BashCmdSucceeds))
+        .map(|(index, c)| {
+            let given = criterion_field(c, "command", "bash_cmd");
+            CommandCriterion {
+                index,
+                field: given.map_or("command", |(field, _)| field),
+                command: given.and_then(|(_, command)| command.as_str()),
+            }
+        })
         .collect()
 }
 
@@ -199,7 +262,7 @@ impl BuiltinStep for VerifySandbox {
             .enumerate()
             .filter_map(|(index, c)| {
                 let kind = c.get("type").and_then(Value::as_str)?;
-                (!kind.is_empty() && !CRITERIA.contains(&kind)).then(|| {
+                (!kind.is_empty() && CriterionKind::from_name(kind).is_none()).then(|| {
                     format!(
                         "step '{step_id}' criterion {} has the type '{kind}', which verify_sandbox does not know: a run skips it{}",
                         index + 1,
@@ -324,8 +387,8 @@ impl BuiltinStep for VerifySandbox {
                     "criterion {i} ({kind}): 'path' must be a path (a string), got {path}"
                 ));
             }
-            match kind {
-                "probe_file_contains" => {
+            match CriterionKind::from_name(kind) {
+                Some(CriterionKind::ProbeFileContains) => {
                     if lacks_paths(c) {
                         problems.push(needs_paths());
                     }
@@ -346,24 +409,25 @@ impl BuiltinStep for VerifySandbox {
                         )),
                     }
                 }
-                "probe_file_exists" | "probe_dir_exists" if lacks_paths(c) => {
+                Some(CriterionKind::ProbeFileExists | CriterionKind::ProbeDirExists)
+                    if lacks_paths(c) =>
+                {
                     problems.push(needs_paths());
                 }
-                "bash_cmd_succeeds"
-                    if command_of(c).is_some_and(|command| command.trim().is_empty()) =>
-                {
-                    problems.push(format!(
+                Some(CriterionKind::ProbeFileExists | CriterionKind::ProbeDirExists) => {}
+                Some(CriterionKind::BashCmdSucceeds) => match command_of(c) {
+                    Some(command) if command.trim().is_empty() => problems.push(format!(
                         "criterion {i} ({kind}): the command is empty, which passes whatever the sandbox holds; give the command that checks it"
-                    ));
-                }
-                "bash_cmd_succeeds" if command_of(c).is_none() => {
-                    problems.push(format!(
+                    )),
+                    Some(_) => {}
+                    None => problems.push(format!(
                         "criterion {i} ({kind}) needs 'command' (or 'bash_cmd'){}",
                         super::mistyped_key(fields, "command")
-                    ));
-                }
-                "" => problems.push(format!("criterion {i} needs a 'type'")),
-                _ => {}
+                    )),
+                },
+                None if kind.is_empty() => problems.push(format!("criterion {i} needs a 'type'")),
+                // A type it does not know: noted before the run and skipped by it.
+                None => {}
             }
         }
         problems
@@ -391,12 +455,12 @@ impl BuiltinStep for VerifySandbox {
                 return Err(StepError::cancelled());
             }
             let kind = criterion.get("type").and_then(Value::as_str).unwrap_or("");
-            let outcome = if CRITERIA.contains(&kind) {
+            let outcome = if let Some(known) = CriterionKind::from_name(kind) {
                 // As the original: a criterion whose check fails to run fails that criterion, with
                 // the reason; only a cancellation ends the step, and a machine that cannot run
                 // the check at all (no bash), which says nothing of the sandbox.
                 Some(
-                    match evaluate(kind, criterion, step_timeout, &base_dir, env) {
+                    match evaluate(known, criterion, step_timeout, &base_dir, env) {
                         Ok(outcome) => outcome,
                         Err(e) if e.is_cancelled() => return Err(e),
                         Err(e) if e.is_environment() => {
@@ -544,11 +608,7 @@ fn zero_weights(step: &Map<String, Value>) -> Option<String> {
     let criteria = step.get("criteria").and_then(Value::as_array)?;
     let counted: Vec<f64> = criteria
         .iter()
-        .filter(|c| {
-            c.get("type")
-                .and_then(Value::as_str)
-                .is_some_and(|t| CRITERIA.contains(&t))
-        })
+        .filter(|c| CriterionKind::of(c).is_some())
         .map(|c| c.get("weight").and_then(Value::as_f64).unwrap_or(1.0))
         .collect();
     (aggregator == "weighted_average" && !counted.is_empty() && counted.iter().sum::<f64>() <= 0.0)
@@ -643,9 +703,12 @@ fn sandbox_path(base: &Path, work: &Path, path: &str) -> Result<PathBuf, StepErr
 /// no sandbox has (outside `/app`, or climbing out of base_dir), which a run fails with an evaluator
 /// error.
 fn certain_failure(criterion: &Value) -> Option<String> {
-    let kind = criterion.get("type").and_then(Value::as_str)?;
-    if !kind.starts_with("probe_") || !CRITERIA.contains(&kind) {
-        return None;
+    match CriterionKind::of(criterion)? {
+        CriterionKind::ProbeFileExists
+        | CriterionKind::ProbeDirExists
+        | CriterionKind::ProbeFileContains => {}
+        // A command may pass in any sandbox.
+        CriterionKind::BashCmdSucceeds => return None,
     }
     paths_of(criterion).iter().find_map(|p| {
         sandbox_path(Path::new("/app"), Path::new("/"), p)
@@ -676,11 +739,7 @@ fn fixed(step: &Map<String, Value>) -> Option<FixedScore> {
     let checked: Vec<(usize, &Value)> = criteria
         .iter()
         .enumerate()
-        .filter(|(_, c)| {
-            c.get("type")
-                .and_then(Value::as_str)
-                .is_some_and(|t| CRITERIA.contains(&t))
-        })
+        .filter(|(_, c)| CriterionKind::of(c).is_some())
         .collect();
     if checked.is_empty() {
         let score = aggregate(aggregator, &[]);
@@ -720,7 +779,7 @@ fn fixed(step: &Map<String, Value>) -> Option<FixedScore> {
 
 /// Whether a criterion holds, and why.
 fn evaluate(
-    kind: &str,
+    kind: CriterionKind,
     criterion: &Value,
     step_timeout: Option<f64>,
     base: &Path,
@@ -728,8 +787,8 @@ fn evaluate(
 ) -> Result<(bool, String), StepError> {
     match kind {
         // The justifications are the original's, word for word: judges and dashboards read them.
-        "probe_file_exists" | "probe_dir_exists" => {
-            let want_dir = kind == "probe_dir_exists";
+        CriterionKind::ProbeFileExists | CriterionKind::ProbeDirExists => {
+            let want_dir = kind == CriterionKind::ProbeDirExists;
             let paths = paths_of(criterion);
             if paths.is_empty() {
                 return Ok((false, "no paths specified".into()));
@@ -755,7 +814,7 @@ fn evaluate(
                 ))
             }
         }
-        "probe_file_contains" => {
+        CriterionKind::ProbeFileContains => {
             let pattern = pattern_of(criterion).unwrap_or("");
             let shown = crate::config::tables::py_str(pattern);
             let re = super::patterns::compiled(pattern)
@@ -787,8 +846,10 @@ fn evaluate(
             }
             Ok((true, format!("contains {shown}")))
         }
-        _ => {
-            let command = command_of(criterion).unwrap_or("");
+        CriterionKind::BashCmdSucceeds => {
+            // A criterion without one is refused before the run: never `bash -c ""`, which passes.
+            let command = command_of(criterion)
+                .ok_or_else(|| StepError::value("needs 'command' (or 'bash_cmd')"))?;
             let timeout = criterion
                 .get("timeout_seconds")
                 .and_then(Value::as_f64)
@@ -898,9 +959,12 @@ pub fn criterion_of(row: &Value) -> CriterionName<'_> {
 
 /// What to say after an unknown criterion type `kind`: the near miss, else the types there are.
 fn known_criteria(kind: &str) -> String {
-    match crate::similar::best_match(kind, CRITERIA.iter().copied(), 0.75) {
+    match crate::similar::best_match(kind, CriterionKind::names(), 0.75) {
         Some(meant) => format!("; did you mean '{meant}'?"),
-        None => format!(" (it knows {})", CRITERIA.join(", ")),
+        None => format!(
+            " (it knows {})",
+            CriterionKind::names().collect::<Vec<_>>().join(", ")
+        ),
     }
 }
 
@@ -1019,6 +1083,28 @@ mod tests {
         );
         assert_eq!(one_line("exit=1; stderr=oops\n"), "exit=1; stderr=oops");
         assert_eq!(one_line("a\nb\nc"), "a … c");
+    }
+
+    /// Every kind is in `ALL` and named by what its `type` reads; a type it does not know names none.
+    #[test]
+    fn criterion_kinds_are_read_by_their_names() {
+        for kind in CriterionKind::ALL {
+            assert_eq!(CriterionKind::from_name(kind.name()), Some(kind));
+        }
+        assert_eq!(
+            CriterionKind::names().collect::<Vec<_>>(),
+            [
+                "probe_file_exists",
+                "probe_dir_exists",
+                "probe_file_contains",
+                "bash_cmd_succeeds"
+            ]
+        );
+        assert_eq!(CriterionKind::from_name("probe_wierd"), None);
+        assert_eq!(
+            CriterionKind::of(&json!({"type": "bash_cmd_succeeds"})),
+            Some(CriterionKind::BashCmdSucceeds)
+        );
     }
 
     #[test]

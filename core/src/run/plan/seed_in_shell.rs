@@ -16,6 +16,10 @@ use serde_json::{Map, Value};
 
 use super::fill_tokens;
 use crate::bundle::step_fields::{step_id, step_type};
+use crate::run::builtin_steps::verify_sandbox::{
+    command_criteria, CommandCriterion, VerifySandbox,
+};
+use crate::run::builtin_steps::BuiltinStep;
 
 /// What a seed value that lands in a command may hold, as the refusal says it.
 pub const ALLOWED: &str =
@@ -24,14 +28,10 @@ pub const ALLOWED: &str =
 /// The punctuation a seed value in a command may hold beside letters and digits.
 const PLAIN_PUNCTUATION: &[char] = &['-', '_', '.', ',', ':', '/', '@', '+', '=', '%'];
 
-/// The step type whose criteria run commands in bash, and the criterion type that does.
-const COMMAND_STEP: &str = "verify_sandbox";
-const COMMAND_CRITERION: &str = "bash_cmd_succeeds";
-
 /// A seed value refused because of where it lands: a command bash runs.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 #[error(
-    "seed <{key}> lands in the {field} of step '{step}', criterion {criterion} ({COMMAND_CRITERION}), which bash runs, and {problem}; a seed value filled into a command may hold only {ALLOWED}, so that a shell reads it as plain text"
+    "seed <{key}> lands in the {field} of step '{step}', criterion {criterion} (bash_cmd_succeeds), which bash runs, and {problem}; a seed value filled into a command may hold only {ALLOWED}, so that a shell reads it as plain text"
 )]
 pub struct SeedInShell {
     /// The seed's key (its token is `<key>`).
@@ -75,7 +75,7 @@ pub fn refusals(step: &Map<String, Value>, seed: &Map<String, Value>) -> Vec<See
         return Vec::new();
     };
     let mut found = Vec::new();
-    for (index, field) in shell_fields(&filled) {
+    for CommandCriterion { index, field, .. } in shell_criteria(&filled) {
         let Some(command) = written
             .get(index)
             .and_then(|c| c.get(field))
@@ -107,38 +107,21 @@ pub fn refusals(step: &Map<String, Value>, seed: &Map<String, Value>) -> Vec<See
 }
 
 /// The commands `step` hands bash, as it reads them: each `bash_cmd_succeeds` criterion's of a
-/// `verify_sandbox` step, from the field [`shell_fields`] names.
+/// `verify_sandbox` step.
 pub(super) fn shell_commands(step: &Map<String, Value>) -> Vec<&str> {
-    let Some(all) = criteria(step) else {
-        return Vec::new();
-    };
-    shell_fields(step)
+    shell_criteria(step)
         .into_iter()
-        .filter_map(|(index, field)| all.get(index)?.get(field)?.as_str())
+        .filter_map(|c| c.command)
         .collect()
 }
 
-/// The criteria of `step` that run a command in bash (counted from 0), each with the field the
-/// command is read from: `command` when the criterion has one, else `bash_cmd`. Empty when the step
-/// is not a `verify_sandbox` one.
-fn shell_fields(step: &Map<String, Value>) -> Vec<(usize, &'static str)> {
-    if step_type(step) != COMMAND_STEP {
-        return Vec::new();
+/// The criteria of `step` that run a command in bash, as verify_sandbox reads them: none when the
+/// step is not a `verify_sandbox` one.
+fn shell_criteria(step: &Map<String, Value>) -> Vec<CommandCriterion<'_>> {
+    match step_type(step) == VerifySandbox.type_name() {
+        true => command_criteria(step),
+        false => Vec::new(),
     }
-    let Some(all) = criteria(step) else {
-        return Vec::new();
-    };
-    all.iter()
-        .enumerate()
-        .filter(|(_, c)| c.get("type").and_then(Value::as_str) == Some(COMMAND_CRITERION))
-        .map(|(index, c)| {
-            let field = match c.get("command").is_some() {
-                true => "command",
-                false => "bash_cmd",
-            };
-            (index, field)
-        })
-        .collect()
 }
 
 fn criteria(step: &Map<String, Value>) -> Option<&Vec<Value>> {
@@ -276,6 +259,22 @@ mod tests {
             (found[0].key.as_str(), found[0].field.as_str()),
             ("who", "command")
         );
+    }
+
+    /// The command is read from the field verify_sandbox runs: a null `command` is not given, so
+    /// the `bash_cmd` beside it is the one run, and the one checked.
+    #[test]
+    fn a_null_command_leaves_the_bash_cmd_beside_it_checked() {
+        let step = check_step(json!([
+            {"type": "bash_cmd_succeeds", "command": null, "bash_cmd": "echo <who>"}
+        ]));
+        let found = refusals(&step, &map(json!({"who": "a;b"})));
+        assert_eq!(found.len(), 1, "{found:?}");
+        assert_eq!(
+            (found[0].key.as_str(), found[0].field.as_str()),
+            ("who", "bash_cmd")
+        );
+        assert_eq!(shell_commands(&step), ["echo <who>"]);
     }
 
     #[test]
