@@ -123,7 +123,8 @@ struct Runnable {
 }
 
 impl Runnable {
-    /// The 422 problems (at `loc` and the key) of `seed`: a key that names a token none of the
+    /// The 422 problems (at `loc` and the key) of `seed`: a value that is no text (null, a list, an
+    /// object), else a key that names a token none of the
     /// steps has (such a seed would run the task as unseeded, silently), and a value that would land
     /// in a command a shell runs holding more than plain text (it would run as shell code).
     fn seed_problems(&self, seed: &Map<String, Value>, loc: &[&str]) -> Vec<Value> {
@@ -132,6 +133,14 @@ impl Runnable {
             at.push(key);
             json!({"loc": at, "msg": msg, "type": "value_error"})
         };
+        let not_text: Vec<Value> = seed_tokens::not_text(seed)
+            .into_iter()
+            .map(|key| problem(key, seed_tokens::NOT_TEXT.to_string()))
+            .collect();
+        // A value that is no text has no text to check where it lands.
+        if !not_text.is_empty() {
+            return not_text;
+        }
         let unused = seed_tokens::unused(seed, &self.steps)
             .into_iter()
             .map(|key| problem(key, seed_tokens::refusal(key, &self.steps)));

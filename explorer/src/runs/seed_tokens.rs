@@ -22,6 +22,18 @@ pub fn unused<'a>(seed: &'a Map<String, Value>, steps: &[Map<String, Value>]) ->
         .collect()
 }
 
+/// What a refused seed value is told: a seed value is text, put in place of its token.
+pub const NOT_TEXT: &str = "a seed value is the text put in place of its token: a string, or a number or true/false, which is put in as written; not null, a list or an object";
+
+/// The keys of `seed` whose values are no text a token could take (null, a list, an object), in
+/// the seed's order. A number or a boolean is its text as JSON writes it (`5`, `true`).
+pub fn not_text(seed: &Map<String, Value>) -> Vec<&str> {
+    seed.iter()
+        .filter(|(_, value)| matches!(value, Value::Null | Value::Array(_) | Value::Object(_)))
+        .map(|(key, _)| key.as_str())
+        .collect()
+}
+
 /// The sentence for a seed key no step has a token of, naming the tokens the steps do have.
 pub fn refusal(unused: &str, steps: &[Map<String, Value>]) -> String {
     let have: Vec<String> = tokens(steps).iter().map(|t| format!("<{t}>")).collect();

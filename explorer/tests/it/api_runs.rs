@@ -1343,7 +1343,7 @@ fn a_seed_value_that_would_run_as_shell_code_is_refused_and_nothing_runs() {
     assert_eq!(
         r.expect(422).detail(),
         json!([{"loc": ["body", "seed", "who"],
-                "msg": "seed <who> lands in the bash_cmd of step 'check', criterion 1 (bash_cmd_succeeds), which bash runs, and its value holds ';'; a seed value filled into a command may hold only letters, digits and - _ . , : / @ + = % (no space, no - at its start, and no .. path segment), so that a shell reads it as plain text",
+                "msg": "seed <who> lands in the bash_cmd of step 'check', criterion 1 (bash_cmd_succeeds), which bash runs, and its value holds ';'; a seed value filled into a command may hold only letters, digits and - _ . , : / @ + = % (at least one of them, no space, no - at its start, and no .. path segment), so that a shell reads it as plain text",
                 "type": "value_error"}])
     );
     // A group names each refused value at the first seed that has it, and starts none of them.
@@ -1381,6 +1381,86 @@ fn a_seed_value_that_would_run_as_shell_code_is_refused_and_nothing_runs() {
             &format!("/api/v1/tasks/{t}/run"),
             r#"{"seed": {"who": "ann-lee@example.org"}}"#,
         )
+        .expect(200)
+        .json();
+    let workflow = started["workflow_id"].as_str().unwrap();
+    let done = server.poll(&format!("/api/v1/workflows/{workflow}"), |w| {
+        w["done"] == true
+    });
+    assert_eq!(done["status"], "finished", "{done}");
+}
+
+/// A task whose one command takes the seeds `<who>` and `<dir>` (and whose criterion's name takes
+/// `<note>`), stored by a run; the explorer on it and the task's `run` route.
+fn explorer_on_a_seeded_command(world: &World) -> (Explorer, String) {
+    let folder = world.dirs.home.join("wipe");
+    std::fs::create_dir_all(folder.join("tasks")).unwrap();
+    let task = json!([
+        {"id": "box", "type": "deploy_sandbox", "sandbox_name": "box"},
+        {"id": "check", "type": "verify_sandbox", "sandbox_name": "box", "verifier_id": "v",
+         "criteria": [{"type": "bash_cmd_succeeds", "criterion": "<note>",
+                       "command": "test -n <who> && echo /data/<dir>"}]}
+    ]);
+    std::fs::write(folder.join("tasks/wipe.json"), task.to_string()).unwrap();
+    let ran = world.agent_env(&["run", "./wipe"]);
+    assert_eq!(ran.code, 0, "{}", ran.both());
+    let server = Explorer::start(world);
+    let t = seg("@local/~/wipe/wipe");
+    (server, t)
+}
+
+/// An empty value that would land in a command is refused: it drops the word its token stood for
+/// (`rm -rf /data/<dir>` given nothing aims at all of `/data/`). Outside a command it is taken.
+#[test]
+fn an_empty_seed_value_in_a_command_is_refused() {
+    let world = World::new();
+    let (server, t) = explorer_on_a_seeded_command(&world);
+    let r = server.post(
+        &format!("/api/v1/tasks/{t}/run"),
+        r#"{"seed": {"who": "ann", "dir": "", "note": ""}}"#,
+    );
+    let detail = r.expect(422).detail();
+    assert_eq!(detail.as_array().unwrap().len(), 1, "{detail}");
+    assert_eq!(detail[0]["loc"], json!(["body", "seed", "dir"]), "{detail}");
+    let said = detail[0]["msg"].as_str().unwrap();
+    assert!(
+        said.starts_with("seed <dir> lands in the command of step 'check', criterion 1 (bash_cmd_succeeds), which bash runs, and its value is empty"),
+        "{said}"
+    );
+    assert_eq!(server.get("/api/v1/workflows").json()["total"], 0);
+}
+
+/// A seed value is text: null, a list or an object is a 422 at its key, where it was put in as its
+/// JSON (`test -n null`); a number or true/false is put in as written.
+#[test]
+fn a_seed_value_that_is_no_text_is_refused() {
+    let world = World::new();
+    let (server, t) = explorer_on_a_seeded_command(&world);
+    let run = format!("/api/v1/tasks/{t}/run");
+    let not_text = "a seed value is the text put in place of its token: a string, or a number or true/false, which is put in as written; not null, a list or an object";
+    for value in ["null", "[\"ann\"]", "{\"a\": 1}"] {
+        let r = server.post(
+            &run,
+            &format!(r#"{{"seed": {{"who": {value}, "dir": "x"}}}}"#),
+        );
+        assert_eq!(
+            r.expect(422).detail(),
+            json!([{"loc": ["body", "seed", "who"], "msg": not_text, "type": "value_error"}]),
+            "{value}"
+        );
+    }
+    let r = server.post(
+        &format!("/api/v1/tasks/{t}/runs"),
+        r#"{"seeds": [{"who": "ann", "dir": "x"}, {"who": null, "dir": "x"}]}"#,
+    );
+    assert_eq!(
+        r.expect(422).detail(),
+        json!([{"loc": ["body", "seeds", "1", "who"], "msg": not_text, "type": "value_error"}])
+    );
+    assert_eq!(server.get("/api/v1/workflows").json()["total"], 0);
+
+    let started = server
+        .post(&run, r#"{"seed": {"who": 5, "dir": true}}"#)
         .expect(200)
         .json();
     let workflow = started["workflow_id"].as_str().unwrap();

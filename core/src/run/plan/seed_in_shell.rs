@@ -9,7 +9,8 @@
 //! or not). A space is refused as well (it would split the value into several words, so a seed
 //! could add arguments: another path for an `rm`), and so is a value starting with `-` (a command
 //! would read it as an option), and so is a `..` path segment (`rm -rf /data/<dir>` given `..`
-//! would aim higher up). A value landing anywhere else (a criterion's name, a path a probe
+//! would aim higher up), and so is an empty value (`rm -rf /data/<dir>` given nothing aims at all
+//! of `/data/`). A value landing anywhere else (a criterion's name, a path a probe
 //! reads) is not a command and is not checked here.
 
 use serde_json::{Map, Value};
@@ -23,7 +24,7 @@ use crate::run::builtin_steps::BuiltinStep;
 
 /// What a seed value that lands in a command may hold, as the refusal says it.
 pub const ALLOWED: &str =
-    "letters, digits and - _ . , : / @ + = % (no space, no - at its start, and no .. path segment)";
+    "letters, digits and - _ . , : / @ + = % (at least one of them, no space, no - at its start, and no .. path segment)";
 
 /// The punctuation a seed value in a command may hold beside letters and digits.
 const PLAIN_PUNCTUATION: &[char] = &['-', '_', '.', ',', ':', '/', '@', '+', '=', '%'];
@@ -48,6 +49,8 @@ pub struct SeedInShell {
 /// What in a seed value a shell would read as more than text.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum NotPlain {
+    #[error("its value is empty, which leaves the command without the word its token stood for (a path it names would widen to the folder around it)")]
+    Empty,
     #[error("its value holds '{}'", .0.escape_debug())]
     Character(char),
     #[error("its value starts with '-', which a command reads as an option")]
@@ -130,6 +133,9 @@ fn criteria(step: &Map<String, Value>) -> Option<&Vec<Value>> {
 
 /// Why a shell would read `value` as more than one plain word, if it would.
 fn not_plain(value: &str) -> Option<NotPlain> {
+    if value.is_empty() {
+        return Some(NotPlain::Empty);
+    }
     if let Some(c) = value
         .chars()
         .find(|c| !c.is_alphanumeric() && !PLAIN_PUNCTUATION.contains(c))
@@ -186,7 +192,7 @@ mod tests {
         assert_eq!(found[0].problem, NotPlain::Character(';'));
         assert_eq!(
             found[0].to_string(),
-            "seed <who> lands in the bash_cmd of step 'check', criterion 2 (bash_cmd_succeeds), which bash runs, and its value holds ';'; a seed value filled into a command may hold only letters, digits and - _ . , : / @ + = % (no space, no - at its start, and no .. path segment), so that a shell reads it as plain text"
+            "seed <who> lands in the bash_cmd of step 'check', criterion 2 (bash_cmd_succeeds), which bash runs, and its value holds ';'; a seed value filled into a command may hold only letters, digits and - _ . , : / @ + = % (at least one of them, no space, no - at its start, and no .. path segment), so that a shell reads it as plain text"
         );
         let found = refusals(&step, &map(json!({"who": "ann lee"})));
         assert_eq!(found[0].problem, NotPlain::Character(' '));
@@ -208,10 +214,14 @@ mod tests {
             {"type": "bash_cmd_succeeds", "criterion": "c", "bash_cmd": "rm -rf /data/<name>.<ext> /data/<a><b>"}
         ]));
         let found = refusals(&paths, &map(json!({"name": ".", "ext": ""})));
-        assert_eq!(found.len(), 1, "{found:?}");
+        assert_eq!(found.len(), 2, "{found:?}");
+        assert_eq!(
+            (found[0].key.as_str(), &found[0].problem),
+            ("ext", &NotPlain::Empty)
+        );
         // The key filled last (the seed's keys in order) is the one that completes it.
-        assert_eq!(found[0].key, "name");
-        assert_eq!(found[0].problem, NotPlain::ParentSegmentAround);
+        assert_eq!(found[1].key, "name");
+        assert_eq!(found[1].problem, NotPlain::ParentSegmentAround);
         let found = refusals(&paths, &map(json!({"a": ".", "b": "."})));
         assert_eq!(found.len(), 1, "{found:?}");
         assert_eq!(found[0].key, "b");
@@ -224,6 +234,24 @@ mod tests {
                 "{climbing:?}"
             );
         }
+    }
+
+    /// An empty value drops the word its token stood for: `rm -rf /data/<dir>` given nothing aims at
+    /// all of `/data/`. Outside a command it is only text.
+    #[test]
+    fn an_empty_value_in_a_command_is_refused_and_elsewhere_taken() {
+        let step = check_step(json!([
+            {"type": "bash_cmd_succeeds", "criterion": "<note>", "command": "rm -rf /data/<dir>"}
+        ]));
+        let found = refusals(&step, &map(json!({"dir": "", "note": ""})));
+        assert_eq!(found.len(), 1, "{found:?}");
+        assert_eq!(
+            (found[0].key.as_str(), &found[0].problem),
+            ("dir", &NotPlain::Empty)
+        );
+        assert!(found[0]
+            .to_string()
+            .contains("and its value is empty, which"));
     }
 
     #[test]
@@ -290,7 +318,11 @@ mod tests {
         // `<<a>b>` with a empty becomes `<b>`, which the run then fills with b (keys in order).
         let step = check_step(json!([{"type": "bash_cmd_succeeds", "bash_cmd": "echo <<a>b>"}]));
         let found = refusals(&step, &map(json!({"a": "", "b": "x;id"})));
-        assert_eq!(found.len(), 1, "{found:?}");
-        assert_eq!(found[0].key, "b");
+        assert_eq!(found.len(), 2, "{found:?}");
+        assert_eq!(
+            (found[0].key.as_str(), &found[0].problem),
+            ("a", &NotPlain::Empty)
+        );
+        assert_eq!(found[1].key, "b");
     }
 }
