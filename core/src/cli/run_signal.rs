@@ -3,13 +3,11 @@
 //! holds no reference to the run, so what it needs to know of the run is in [`STATE`], one per
 //! process (a process runs one run): where the run is, its document so far and its log.
 
-use std::io::{IsTerminal, Write};
+use std::io::Write;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::{Arc, OnceLock};
 
 use super::run_json::{pretty, RunCollector};
-use super::terminal::ERASE_LINE;
-use super::Terminal;
 use crate::run::cancel::Signalled;
 use crate::run::run_log::RunLog;
 
@@ -70,16 +68,10 @@ fn another(signal: i32) -> &'static str {
     }
 }
 
-/// Writes `text` on stderr as a line of its own. On a terminal the run's progress bar may be on the
-/// cursor's line (it is drawn with no newline after it): that line is erased first, as the run's
-/// own lines do, and the bar comes back below with the next progress.
+/// Writes `text` on stderr as a line of its own: the run's progress bar, drawn with no newline after
+/// it, is erased first, as the run's own lines do, and comes back below with the next progress.
 fn say(text: &str) {
-    let control: &[u8] = if std::io::stderr().is_terminal() {
-        ERASE_LINE
-    } else {
-        &[]
-    };
-    Terminal::new().eprint_after(control, &format!("{text}\n"));
+    super::terminal::eprint_notice(text);
 }
 
 /// Whether every task still running is waiting for the document store to take its end: a signal

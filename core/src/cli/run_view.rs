@@ -78,7 +78,9 @@ impl RunView {
         }
         write(&self.term);
         if let Some(bar) = &state.bar {
-            self.term.eprint(bar);
+            // The cursor is at a line's start: the erase changes nothing on screen, and marks the
+            // line as one drawn to be drawn again.
+            self.term.eprint_after(ERASE_LINE, bar);
         }
     }
 

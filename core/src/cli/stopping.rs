@@ -1,8 +1,7 @@
 //! What a command that stops in two steps says on a signal: the first lets the piece of work under way
 //! end (so that it leaves nothing half-made), the next stops at once, exiting as the signal says.
 
-use std::io::Write;
-
+use super::terminal::eprint_notice;
 use crate::run::cancel::Signalled;
 use crate::stores::hosted;
 use agent_env_store_s3::Aborted;
@@ -14,16 +13,16 @@ pub(crate) fn two_step(
     stopping: &str,
     what_is_left: impl FnOnce() -> String,
 ) {
-    let mut stderr = std::io::stderr();
     match signalled {
         Signalled::First(_) => {
-            let _ = writeln!(stderr, "{stopping}; another signal stops at once");
+            // On a line of its own: `artifact put` may have its file's line drawn on the cursor's.
+            eprint_notice(&format!("{stopping}; another signal stops at once"));
         }
         Signalled::Again(signal) => {
             let mut said = format!("Stopped at once: {}", what_is_left());
             // An upload cut short would leave its parts in the bucket until a lifecycle rule.
             said.push_str(&uploads_said(&hosted::abort_uploads_under_way()));
-            let _ = writeln!(stderr, "{said}");
+            eprint_notice(&said);
             std::process::exit(128 + signal);
         }
     }

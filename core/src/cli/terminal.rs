@@ -18,7 +18,7 @@
 //! bytes as given.
 
 use std::io::{self, Write};
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU8, Ordering};
 use std::sync::OnceLock;
 
 use crate::cli::style::{Stream, Style};
@@ -28,6 +28,53 @@ use crate::redaction;
 
 /// Back to the start of the line, and erase it: where a progress line is drawn again.
 pub(crate) const ERASE_LINE: &[u8] = b"\r\x1b[2K";
+
+/// Where this process's last write to stderr through a [`Terminal`] left the cursor, for a notice
+/// written from elsewhere (a signal's) to start on a line of its own ([`eprint_notice`]).
+static STDERR_TAIL: AtomicU8 = AtomicU8::new(AT_LINE_START);
+/// At the start of a line.
+const AT_LINE_START: u8 = 0;
+/// After a line drawn to be drawn again ([`ERASE_LINE`] first): a progress bar, erased for a notice.
+const AFTER_LIVE_LINE: u8 = 1;
+/// After text with no newline that is not such a line (a question waiting for its answer): kept.
+const AFTER_PARTIAL_LINE: u8 = 2;
+
+/// Notes where a write of `control` then `text` to stderr left the cursor.
+fn note_stderr_tail(control: &[u8], text: &str) {
+    if let Some(tail) = tail_after(control, text) {
+        STDERR_TAIL.store(tail, Ordering::Relaxed);
+    }
+}
+
+/// Where a write of `control` then `text` leaves the cursor; `None`: where it was.
+fn tail_after(control: &[u8], text: &str) -> Option<u8> {
+    if text.ends_with('\n') || (text.is_empty() && control == ERASE_LINE) {
+        Some(AT_LINE_START)
+    } else if text.is_empty() {
+        None
+    } else if control == ERASE_LINE {
+        Some(AFTER_LIVE_LINE)
+    } else {
+        Some(AFTER_PARTIAL_LINE)
+    }
+}
+
+/// What a notice writes before itself to start on a line of its own, the cursor being at `tail`.
+fn notice_prefix(tail: u8) -> &'static [u8] {
+    match tail {
+        AFTER_LIVE_LINE => ERASE_LINE,
+        AFTER_PARTIAL_LINE => b"\n",
+        _ => &[],
+    }
+}
+
+/// Writes `text` to stderr as a line of its own, from code that holds no [`Terminal`] (a signal's
+/// notice): a progress bar left on the cursor's line is erased first (it comes back below with the
+/// next progress), other text without its newline is ended first.
+pub(crate) fn eprint_notice(text: &str) {
+    let before = notice_prefix(STDERR_TAIL.load(Ordering::Relaxed));
+    Terminal::new().eprint_after(before, &format!("{text}\n"));
+}
 
 /// stdout and stderr of this process, each written whole (one lock per write) and each dropped
 /// quietly once the reader has gone.
@@ -88,6 +135,7 @@ impl Terminal {
         bytes.extend_from_slice(text.as_bytes());
         // A failing stderr has nowhere left to be told.
         let _ = write_bytes_to(&mut io::stderr().lock(), &self.stderr_closed, &bytes);
+        note_stderr_tail(control, &text);
     }
 
     /// Writes `Error: <text>` to stderr.
@@ -130,6 +178,7 @@ impl Terminal {
             &self.stderr_closed,
             &self.shown(Stream::Stderr, &redaction::redact(&line)),
         );
+        note_stderr_tail(&[], "\n");
     }
 
     /// Writes `Warning: <text>` to stderr.
@@ -199,6 +248,21 @@ fn write_bytes_to(stream: &mut impl Write, closed: &AtomicBool, bytes: &[u8]) ->
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// A notice after a progress bar erases it; after a question waiting for its answer, it starts
+    /// below it; after whole lines, it adds nothing.
+    #[test]
+    fn a_notice_starts_on_a_line_of_its_own() {
+        let bar = tail_after(ERASE_LINE, "[tasks/t.json] nap [##--] 2/4").unwrap();
+        assert_eq!(notice_prefix(bar), ERASE_LINE);
+        let question = tail_after(&[], "Remove it? [y/N] ").unwrap();
+        assert_eq!(notice_prefix(question), b"\n");
+        for (control, text) in [(&[][..], "a line\n"), (ERASE_LINE, "")] {
+            assert_eq!(notice_prefix(tail_after(control, text).unwrap()), b"");
+        }
+        // Nothing written leaves the cursor where it was.
+        assert_eq!(tail_after(&[], ""), None);
+    }
 
     /// A stream whose reader went away after `room` bytes.
     struct Closing {
