@@ -19,7 +19,7 @@ use crate::data::state_folder;
 use crate::http::blocking::{blocking, blocking_scan};
 use crate::http::page::{Page, Window};
 use crate::http::problem::{ApiError, ApiResult};
-use crate::runs::bundles::{source_of, steps_now, version_now, TaskSource};
+use crate::runs::bundles::{source_of, steps_now, unrun_task, version_now, TaskSource};
 use crate::runs::manager::{self, Phase, StartSpec, Workflow, WORKFLOW_KEY};
 use crate::runs::pin::Pin;
 use crate::runs::seed_tokens;
@@ -169,22 +169,37 @@ fn refuse_problems(problems: Vec<Value>) -> ApiResult<()> {
 /// one when the bundle changed since; a `version` asked for must be it (a version that is neither it
 /// nor stored is a 404, as for any read).
 async fn runnable(s: &Shared, task_id: &str, version: Option<i64>) -> ApiResult<Runnable> {
-    let newest = task_doc(s, task_id, None).await?;
+    // A task of an installed bundle that no run has stored yet runs as the bundle's run of it would.
+    let (newest, missing) = match task_doc(s, task_id, None).await {
+        Ok(doc) => (Some(doc), None),
+        Err(e) if e.status == axum::http::StatusCode::NOT_FOUND => (None, Some(e)),
+        Err(e) => return Err(e),
+    };
     let st = s.clone();
     let (id, doc) = (task_id.to_string(), newest.clone());
     let (source, now, steps) = blocking(move || {
         // The plugins as they are now: a step type installed since `up` started is known.
         let session = st.current.get();
-        let source = source_of(&session, &doc)?;
+        let source = match &doc {
+            Some(doc) => source_of(&session, doc)?,
+            None => unrun_task(&session, &id).ok_or_else(|| {
+                missing.unwrap_or_else(|| ApiError::not_found(format!("Task '{id}' not found")))
+            })?,
+        };
         let now = version_now(&session, &source, &id)?;
         // The steps as the bundle has them now, which the run writes; else the stored version's.
-        let steps = steps_now(&session, &source).unwrap_or_else(|| stored_steps(&doc));
+        let steps = steps_now(&session, &source)
+            .unwrap_or_else(|| doc.as_ref().map(stored_steps).unwrap_or_default());
         Ok((source, now, steps))
     })
     .await?;
     if let Some(asked) = version.filter(|v| *v != now) {
         task_doc(s, task_id, Some(asked)).await?;
-        let why = if newest.get("version").and_then(Value::as_i64) == Some(now - 1) {
+        let newest_version = newest
+            .as_ref()
+            .and_then(|d| d.get("version"))
+            .and_then(Value::as_i64);
+        let why = if newest_version == Some(now - 1) {
             " (its bundle changed since, so a run now records a new version)"
         } else {
             ""

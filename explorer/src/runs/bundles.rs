@@ -166,6 +166,20 @@ pub fn source_of(session: &Session, task: &Value) -> ApiResult<TaskSource> {
     )))
 }
 
+/// The installed bundle's task whose id is `task_id`, for a task no run has stored yet (the bundle
+/// list names it, so a run of it is what the bundle's run of that one task would be).
+pub fn unrun_task(session: &Session, task_id: &str) -> Option<TaskSource> {
+    let home = session.paths().home_dir();
+    installed(session).iter().find_map(|b| {
+        let parsed = b.parse(home.as_deref()).ok()?;
+        let task = parsed.tasks.iter().find(|t| t.id == task_id)?;
+        Some(TaskSource {
+            bundle: b.run_name(),
+            task_name: task.name.clone(),
+        })
+    })
+}
+
 /// The version of `task_id` a run of `source` would record now, worked out as `agent-env run
 /// --dry-run` does (nothing is written or run): the stored version while the bundle is unchanged, the
 /// next one when it changed since. A bundle that no longer has the task is said so first, in the

@@ -1612,3 +1612,22 @@ fn a_run_warns_of_a_plugin_store_it_does_not_read_that_no_plugin_provides() {
         "{log}"
     );
 }
+
+#[test]
+fn a_bundles_task_no_run_has_stored_yet_runs_by_its_id() {
+    let world = World::new();
+    let server = Explorer::start(&world);
+    let r = server.post(&format!("/api/v1/tasks/{}/run", seg(HELLO_TASK)), "{}");
+    let started = r.expect(200).json();
+    assert_eq!(started["task_version"], 1, "{started}");
+    let id = started["workflow_id"].as_str().unwrap();
+    let done = server.poll(&format!("/api/v1/workflows/{id}"), |w| w["done"] == true);
+    assert_eq!(done["status"], "finished", "{done}");
+    assert_eq!(done["instances"][0]["outcome"], "passed", "{done}");
+    // A task no bundle has is still unknown.
+    let r = server.post(&format!("/api/v1/tasks/{}/run", seg("@local/nope")), "{}");
+    assert_eq!(
+        r.expect(404).detail(),
+        "Task '@local/nope' (latest) not found"
+    );
+}
