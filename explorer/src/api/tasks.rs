@@ -293,9 +293,7 @@ pub async fn start_one(
                 "{why} (the run stopped: {e})"
             )));
         }
-        return Err(ApiError::unprocessable(format!(
-            "the run did not start: {e}"
-        )));
+        return Err(ApiError::conflict(format!("the run did not start: {e}")));
     }
     Ok(Json(json!({
         "workflow_id": workflow.id,

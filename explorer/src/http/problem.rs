@@ -41,9 +41,11 @@ impl ApiError {
         }
     }
 
-    /// 422 with a sentence (a request that is well formed but cannot be done as asked).
-    pub fn unprocessable(detail: impl Into<String>) -> ApiError {
-        ApiError::new(StatusCode::UNPROCESSABLE_ENTITY, detail)
+    /// 409 with a sentence: a request that is valid but that things as they are now stop (a task
+    /// whose bundle no longer has it, a stored task the explorer does not run). Every 422 is a list of
+    /// problems; this is never one.
+    pub fn conflict(detail: impl Into<String>) -> ApiError {
+        ApiError::new(StatusCode::CONFLICT, detail)
     }
 
     /// 500: something on the server's side failed (a store that does not answer, a thread that died).

@@ -143,7 +143,7 @@ pub fn source_of(session: &Session, task: &Value) -> ApiResult<TaskSource> {
         task.get("bundle").and_then(Value::as_str),
         task.get("name").and_then(Value::as_str),
     ) else {
-        return Err(ApiError::unprocessable(format!(
+        return Err(ApiError::conflict(format!(
             "the task '{id}' is a stored task (it comes from no bundle), and the explorer runs only bundles' tasks; run it with agent-env task run {id}"
         )));
     };
@@ -161,7 +161,7 @@ pub fn source_of(session: &Session, task: &Value) -> ApiResult<TaskSource> {
             });
         }
     }
-    Err(ApiError::unprocessable(format!(
+    Err(ApiError::conflict(format!(
         "the task '{id}' comes from the bundle {root}, which is neither installed nor a folder on this machine; install it or run its folder with agent-env run"
     )))
 }
@@ -204,14 +204,14 @@ pub fn version_now(session: &Session, source: &TaskSource, task_id: &str) -> Api
     };
     match run_bundle(session, &request, &Collected::default()) {
         Ok(RunStatus::DryRun { versions }) => versions.get(task_id).copied().ok_or_else(|| {
-            ApiError::unprocessable(format!(
+            ApiError::conflict(format!(
                 "the bundle {} no longer has the task '{task_id}'; {}",
                 source.bundle,
                 run_as_it_is(source)
             ))
         }),
         Ok(_) => Err(ApiError::internal("a dry run ran")),
-        Err(e) => Err(ApiError::unprocessable(format!(
+        Err(e) => Err(ApiError::conflict(format!(
             "the task '{task_id}' can't run now: {}",
             e
         ))),
@@ -240,7 +240,7 @@ fn parse_source(session: &Session, source: &TaskSource) -> Option<Bundle> {
         .ok()
 }
 
-/// 422 for a stored task whose bundle no longer has it (its file removed or renamed).
+/// 409 for a stored task whose bundle no longer has it (its file removed or renamed).
 fn task_gone(source: &TaskSource, task_id: &str, parsed: &Bundle) -> ApiError {
     let names: Vec<String> = parsed
         .tasks
@@ -252,7 +252,7 @@ fn task_gone(source: &TaskSource, task_id: &str, parsed: &Bundle) -> ApiError {
     } else {
         format!("its tasks are {}", names.join(", "))
     };
-    ApiError::unprocessable(format!(
+    ApiError::conflict(format!(
         "the task '{task_id}' can't run now: its bundle {} no longer has a task named '{}' ({has}); {}",
         source.bundle,
         source.task_name,

@@ -43,7 +43,7 @@ fn a_plugin_installed_after_the_explorer_started_runs_its_steps() {
     std::fs::remove_dir_all(&plugin).unwrap();
     let server = Explorer::start(&world);
     let run = format!("/api/v1/tasks/{}/run", seg(&task));
-    let refused = server.post(&run, "{}").expect(422).detail();
+    let refused = server.post(&run, "{}").expect(409).detail();
     assert!(
         refused
             .as_str()
@@ -65,7 +65,7 @@ fn a_plugin_installed_after_the_explorer_started_runs_its_steps() {
 
     // And removed again, it is gone for the next one.
     std::fs::remove_dir_all(&plugin).unwrap();
-    server.post(&run, "{}").expect(422);
+    server.post(&run, "{}").expect(409);
 }
 
 /// A folder bundle with one quick task, run once by the CLI: its run group.

@@ -71,7 +71,7 @@ fn runs_of_stored_tasks_are_seen_beside_bundle_runs() {
     // A stored task comes from no bundle; the answer says how to run it.
     let refused = server
         .post(&format!("/api/v1/tasks/{}/run", seg("team/stored")), "{}")
-        .expect(422)
+        .expect(409)
         .json();
     let detail = refused["detail"].as_str().unwrap();
     assert!(

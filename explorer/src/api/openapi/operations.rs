@@ -67,11 +67,13 @@ pub enum Failure {
     MethodNotAllowed,
     /// 409: a short instance id that ends several instances' ids.
     Ambiguous,
+    /// 409: a run asked for that things as they are now stop.
+    CantRunNow,
     /// 413: a request body over 2 MB.
     TooLarge,
     /// 421: a Host the explorer does not serve (every operation).
     Misdirected,
-    /// 422: a parameter or body that does not validate, or a request that cannot be done as asked.
+    /// 422: a parameter or body that does not validate.
     Invalid,
     /// 500: the server's side failed.
     Internal,
@@ -91,7 +93,7 @@ impl Failure {
             CrossSite => 403,
             NotFound => 404,
             MethodNotAllowed => 405,
-            Ambiguous => 409,
+            Ambiguous | CantRunNow => 409,
             TooLarge => 413,
             Misdirected => 421,
             Invalid => 422,
@@ -107,9 +109,10 @@ impl Failure {
             NotFound => "what the path names is not there (the detail says what, and how ids are written); while a configured store is left out, it says the answer may be there",
             MethodNotAllowed => "the path does not take the request's method: the detail and the Allow header name those it takes (HEAD wherever GET is served)",
             Ambiguous => "a short instance id (the end agent-env task list prints) that ends several instances' ids: the detail names them; give the whole id",
+            CantRunNow => "the run can't start as things are now: the task's bundle no longer has it or can't be found, the task is a stored one (agent-env task run runs it), or the run stopped before it started; the detail says which and what to do",
             TooLarge => "the request body is larger than the 2 MB the API reads",
             Misdirected => "the request is for a host the explorer does not serve: its Host header (or an absolute-form target) names none of localhost, 127.0.0.1, [::1] and [explorer] allowed_hosts, or no host at all",
-            Invalid => "the request does not validate: a list of {loc, msg, type} naming each field; or a sentence, for a request that is well formed but cannot be done as asked",
+            Invalid => "the request does not validate: a list of {loc, msg, type} naming each field (always a list, never a sentence)",
             Internal => "something on the server's side failed: a store call, a worker that stopped",
             Unavailable => "a configured store did not answer while the request needed it (what was asked for may be there: ask again after the time the detail names), or the explorer can't start runs now (it is stopping)",
         }
@@ -238,7 +241,16 @@ impl Operation {
             | GroupStream | ObjectContent | ObjectMetadata => {
                 &[BadRequest, NotFound, Invalid, Internal, Unavailable]
             }
-            StartRun | StartGroup | RunBundle => &[
+            StartRun | StartGroup => &[
+                BadRequest,
+                NotFound,
+                CantRunNow,
+                TooLarge,
+                Invalid,
+                Internal,
+                Unavailable,
+            ],
+            RunBundle => &[
                 BadRequest,
                 NotFound,
                 TooLarge,

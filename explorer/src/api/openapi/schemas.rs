@@ -173,14 +173,9 @@ fn errors() -> Vec<(&'static str, Value)> {
             "ValidationError",
             json!({
                 "type": "object",
-                "description": "a request that does not validate: the list of problems, each naming the field at loc (as FastAPI answers); or, for one that is well formed but cannot be done as asked, a sentence",
+                "description": "a request that does not validate: the list of problems, each naming the field at loc (as FastAPI answers)",
                 "properties": {
-                    "detail": {
-                        "anyOf": [
-                            {"type": "array", "items": reference("ValidationProblem")},
-                            {"type": "string"},
-                        ],
-                    },
+                    "detail": {"type": "array", "items": reference("ValidationProblem")},
                 },
                 "required": ["detail"],
             }),
