@@ -40,7 +40,7 @@ pub async fn get_one(
     Q(q): Q,
 ) -> ApiResult<Json<Value>> {
     let id = ids.at(0)?.to_string();
-    let version = q.opt_int("version", 0)?;
+    let version = q.opt_int("version", super::tasks::FIRST_VERSION)?;
     blocking(move || {
         let r = s.reading();
         let id = as_stored(r.docs(), c, id);

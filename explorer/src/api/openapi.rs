@@ -137,7 +137,7 @@ fn parameter(p: &super::Param, path: &str) -> Value {
             schema = json!({"type": "integer", "minimum": 0, "default": 0});
         }
         (In::Query, "version") => {
-            schema = json!({"type": "integer", "minimum": 0});
+            schema = json!({"type": "integer", "minimum": super::tasks::FIRST_VERSION});
         }
         (In::Query, "sort_by") => {
             schema = json!({"type": "string", "enum": SORT_FIELDS, "default": "created_at_utc"});

@@ -28,6 +28,9 @@ use crate::state::{AppState, Shared};
 use agent_env::run::plan::seed_in_shell;
 use agent_env_store::document::{DocumentStore, Filter, Predicate};
 
+/// The first version of a task: a `version` below it names none.
+pub const FIRST_VERSION: i64 = 1;
+
 /// The most runs one request may start.
 pub const MAX_RUNS_PER_REQUEST: usize = 100;
 
@@ -169,6 +172,14 @@ fn refuse_problems(problems: Vec<Value>) -> ApiResult<()> {
 /// one when the bundle changed since; a `version` asked for must be it (a version that is neither it
 /// nor stored is a 404, as for any read).
 async fn runnable(s: &Shared, task_id: &str, version: Option<i64>) -> ApiResult<Runnable> {
+    // Versions start at 1, as the query's `version` holds them.
+    if let Some(v) = version.filter(|v| *v < FIRST_VERSION) {
+        return Err(ApiError::invalid(
+            &["body", "version"],
+            format!("Input should be greater than or equal to {FIRST_VERSION} (got {v})"),
+            "greater_than_equal",
+        ));
+    }
     // A task of an installed bundle that no run has stored yet runs as the bundle's run of it would.
     let (newest, missing) = match task_doc(s, task_id, None).await {
         Ok(doc) => (Some(doc), None),

@@ -1633,3 +1633,35 @@ fn a_bundles_task_no_run_has_stored_yet_runs_by_its_id() {
         "Task '@local/nope' (latest) not found"
     );
 }
+
+#[test]
+fn a_version_below_1_is_a_422_in_a_body_as_in_a_query() {
+    let world = World::new();
+    world.run_hello();
+    let server = Explorer::start(&world);
+    let task = seg(HELLO_TASK);
+    for v in [0, -1] {
+        let r = server.post(
+            &format!("/api/v1/tasks/{task}/run"),
+            &json!({"version": v}).to_string(),
+        );
+        assert_eq!(r.expect(422).detail()[0]["loc"], json!(["body", "version"]));
+        assert_eq!(r.detail()[0]["type"], "greater_than_equal");
+        let r = server.post(
+            &format!("/api/v1/tasks/{task}/runs"),
+            &json!({"version": v}).to_string(),
+        );
+        assert_eq!(r.expect(422).detail()[0]["loc"], json!(["body", "version"]));
+        let r = server.get(&format!("/api/v1/tasks/{task}?version={v}"));
+        assert_eq!(
+            r.expect(422).detail()[0]["loc"],
+            json!(["query", "version"])
+        );
+        assert_eq!(r.detail()[0]["type"], "greater_than_equal");
+    }
+    assert_eq!(
+        server.get("/api/v1/workflows").json()["total"],
+        0,
+        "nothing started"
+    );
+}

@@ -6,7 +6,7 @@
 
 use serde_json::{json, Map, Value};
 
-use crate::api::tasks::{MAX_NAME_CHARS, MAX_RUNS_PER_REQUEST};
+use crate::api::tasks::{FIRST_VERSION, MAX_NAME_CHARS, MAX_RUNS_PER_REQUEST};
 use crate::data::filter::STATUSES;
 
 /// `#/components/schemas/<name>`.
@@ -222,7 +222,7 @@ fn bodies() -> Vec<(&'static str, Value)> {
                 "type": "object",
                 "additionalProperties": false,
                 "properties": {
-                    "version": {"type": ["integer", "null"], "description": "the version a run records now (else a 422 naming it); the newest when left out"},
+                    "version": {"type": ["integer", "null"], "minimum": FIRST_VERSION, "description": "the version a run records now (else a 422 naming it); the newest when left out"},
                     "agent_model": name,
                     "user_model": name,
                     "judge_model": name,
@@ -237,7 +237,7 @@ fn bodies() -> Vec<(&'static str, Value)> {
                 "type": "object",
                 "additionalProperties": false,
                 "properties": {
-                    "version": {"type": ["integer", "null"]},
+                    "version": {"type": ["integer", "null"], "minimum": FIRST_VERSION},
                     "agent_model": name,
                     "user_model": name,
                     "judge_model": name,
