@@ -7,6 +7,8 @@ use axum::extract::{FromRequestParts, Path, RawQuery};
 use axum::http::request::Parts;
 use serde::de::DeserializeOwned;
 
+use agent_env::bundle::task_json::{self, DuplicateKey, Segment};
+
 use crate::data::entities::stored_task_id;
 use crate::http::blocking::blocking;
 use crate::http::problem::{ApiError, ApiResult};
@@ -107,7 +109,7 @@ pub fn json_body<T: DeserializeOwned>(body: &[u8]) -> ApiResult<T> {
     } else {
         body
     };
-    let value: serde_json::Value = serde_json::from_slice(text).map_err(|e| {
+    let read = task_json::parse_all(text).map_err(|e| {
         ApiError::invalid(
             &["body"],
             format!(
@@ -117,6 +119,12 @@ pub fn json_body<T: DeserializeOwned>(body: &[u8]) -> ApiResult<T> {
             "json_invalid",
         )
     })?;
+    // A key given twice would be read as its last value, the first dropped without a word: refused,
+    // as an unknown key is.
+    if let Some(twice) = read.duplicates.first() {
+        return Err(given_twice(twice));
+    }
+    let value = read.value;
     if !value.is_object() {
         return Err(ApiError::invalid(
             &["body"],
@@ -152,6 +160,27 @@ pub fn json_body<T: DeserializeOwned>(body: &[u8]) -> ApiResult<T> {
         let loc: Vec<&str> = loc.iter().map(String::as_str).collect();
         ApiError::invalid(&loc, msg, kind)
     })
+}
+
+/// 422 at the key given twice in one object of the body.
+fn given_twice(twice: &DuplicateKey) -> ApiError {
+    let mut loc: Vec<String> = vec!["body".into()];
+    for segment in &twice.within {
+        loc.push(match segment {
+            Segment::Key(k) => k.clone(),
+            Segment::Index(i) => i.to_string(),
+        });
+    }
+    loc.push(twice.key.clone());
+    let loc: Vec<&str> = loc.iter().map(String::as_str).collect();
+    ApiError::invalid(
+        &loc,
+        format!(
+            "the key '{}' is given twice in one object (line {}, column {}), and only the last would be read: give it once",
+            twice.key, twice.line, twice.column
+        ),
+        "duplicate_key",
+    )
 }
 
 /// A serde message without its ` at line L column C`.
@@ -228,6 +257,16 @@ mod tests {
         let e = json_body::<Body>(br#"{"count": "x"}"#).unwrap_err();
         assert_eq!(e.detail[0]["type"], "value_error");
         assert_eq!(e.detail[0]["loc"], serde_json::json!(["body", "count"]));
+    }
+
+    #[test]
+    fn a_key_given_twice_is_refused_where_it_is() {
+        let e = json_body::<Run>(br#"{"version": 1, "version": 2}"#).unwrap_err();
+        assert_eq!(e.status, StatusCode::UNPROCESSABLE_ENTITY);
+        assert_eq!(e.detail[0]["type"], "duplicate_key");
+        assert_eq!(e.detail[0]["loc"], serde_json::json!(["body", "version"]));
+        let e = json_body::<Run>(br#"{"seed": {"a": "x", "a": "y"}}"#).unwrap_err();
+        assert_eq!(e.detail[0]["loc"], serde_json::json!(["body", "seed", "a"]));
     }
 
     #[derive(serde::Deserialize, Debug)]

@@ -1665,3 +1665,27 @@ fn a_version_below_1_is_a_422_in_a_body_as_in_a_query() {
         "nothing started"
     );
 }
+
+#[test]
+fn a_body_giving_a_key_twice_is_refused_as_an_unknown_key_is() {
+    let world = World::new();
+    let server = Explorer::start(&world);
+    let r = server.post(
+        &format!("/api/v1/tasks/{}/run", seg(HELLO_TASK)),
+        r#"{"version":1,"version":1}"#,
+    );
+    assert_eq!(r.expect(422).detail()[0]["loc"], json!(["body", "version"]));
+    assert_eq!(r.detail()[0]["type"], "duplicate_key");
+    let msg = r.detail()[0]["msg"].as_str().unwrap().to_string();
+    assert!(msg.contains("given twice"), "{msg}");
+    let r = server.post(
+        "/api/v1/bundles/hello/run",
+        r#"{"tasks":[],"tasks":["hello"]}"#,
+    );
+    assert_eq!(r.expect(422).detail()[0]["loc"], json!(["body", "tasks"]));
+    assert_eq!(
+        server.get("/api/v1/workflows").json()["total"],
+        0,
+        "nothing started"
+    );
+}
