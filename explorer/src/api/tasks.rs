@@ -117,6 +117,29 @@ async fn task_doc(s: &Shared, task_id: &str, version: Option<i64>) -> ApiResult<
     .await
 }
 
+/// 404 naming `agent_artifact_id` when no artifact of that id is stored: a run would go on without
+/// it, recording the id only among its `user_overrides`.
+async fn require_agent_artifact(s: &Shared, agent_artifact_id: Option<&str>) -> ApiResult<()> {
+    let Some(id) = agent_artifact_id.map(str::to_string) else {
+        return Ok(());
+    };
+    let s = s.clone();
+    blocking(move || {
+        let r = s.reading();
+        let found = entities::get(r.docs(), COLLECTIONS[0], &id, None).map_err(|e| {
+            if e.status == axum::http::StatusCode::NOT_FOUND {
+                ApiError::not_found(format!(
+                    "agent_artifact_id '{id}' names no stored artifact (GET /api/v1/artifacts lists them); nothing ran"
+                ))
+            } else {
+                e
+            }
+        });
+        r.document(found).map(|_| ())
+    })
+    .await
+}
+
 /// A task a run can be started of: its bundle, the version a run records, and its steps as that
 /// run will have them (for the seed tokens they hold).
 struct Runnable {
@@ -257,16 +280,18 @@ pub async fn start_one(
     let Runnable {
         version, source, ..
     } = task;
+    let user_overrides = overrides(
+        &body.agent_model,
+        &body.user_model,
+        &body.judge_model,
+        ("agent_artifact_id", &body.agent_artifact_id),
+    )?;
+    require_agent_artifact(&s, body.agent_artifact_id.as_deref()).await?;
     refuse_without_state(&s).await?;
     let spec = StartSpec {
         bundle: source.bundle,
         tasks: vec![source.task_name],
-        user_overrides: overrides(
-            &body.agent_model,
-            &body.user_model,
-            &body.judge_model,
-            ("agent_artifact_id", &body.agent_artifact_id),
-        )?,
+        user_overrides,
         seed: body.seed,
         pin: Some(Pin {
             task_id: task_id.clone(),
@@ -452,14 +477,15 @@ pub async fn start_group(
     let Runnable {
         version, source, ..
     } = task;
-    refuse_without_state(&s).await?;
-    let group = new_group_id();
     let user_overrides = overrides(
         &body.agent_model,
         &body.user_model,
         &body.judge_model,
         ("agent_artifact_id", &body.agent_artifact_id),
     )?;
+    require_agent_artifact(&s, body.agent_artifact_id.as_deref()).await?;
+    refuse_without_state(&s).await?;
+    let group = new_group_id();
     let runs: Vec<Value> = seeds
         .into_iter()
         .enumerate()

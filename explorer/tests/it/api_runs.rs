@@ -1689,3 +1689,30 @@ fn a_body_giving_a_key_twice_is_refused_as_an_unknown_key_is() {
         "nothing started"
     );
 }
+
+#[test]
+fn an_agent_artifact_no_store_holds_is_refused_naming_it() {
+    let world = World::new();
+    world.run_hello();
+    let server = Explorer::start(&world);
+    let task = seg(HELLO_TASK);
+    for path in [
+        format!("/api/v1/tasks/{task}/run"),
+        format!("/api/v1/tasks/{task}/runs"),
+    ] {
+        let r = server.post(&path, r#"{"agent_artifact_id": "nope"}"#);
+        let detail = r.expect(404).detail();
+        assert!(
+            detail
+                .as_str()
+                .unwrap()
+                .contains("agent_artifact_id 'nope' names no stored artifact"),
+            "{detail}"
+        );
+    }
+    assert_eq!(
+        server.get("/api/v1/workflows").json()["total"],
+        0,
+        "nothing started"
+    );
+}
