@@ -638,6 +638,16 @@ pub async fn list_runs(
         task_id: Some(task_id),
         ..InstanceFilter::default()
     };
+    summaries_page(s, which, paging).await
+}
+
+/// One page of the instances `which` selects as summaries, each with the `workflow_id` of the
+/// explorer's run that recorded it ([`known_workflow_id`]).
+async fn summaries_page(
+    s: Shared,
+    which: InstanceFilter,
+    paging: Paging,
+) -> ApiResult<Json<InstancePage>> {
     // The summaries read the stores too (each instance's task version): on the blocking pool, with
     // the listing, since a hosted store blocks on the explorer's own runtime.
     blocking_scan(move || {
@@ -652,7 +662,7 @@ pub async fn list_runs(
             .map(|doc| {
                 let Value::Object(doc) = doc else { return doc };
                 let mut summary = instances::summary(&doc, &judge);
-                summary["workflow_id"] = workflow_of(&doc).map(Value::from).unwrap_or(Value::Null);
+                summary["workflow_id"] = known_workflow_id(&s, &doc);
                 summary
             })
             .collect();
@@ -660,6 +670,16 @@ pub async fn list_runs(
     })
     .await
     .map(Json)
+}
+
+/// The workflow of the explorer's run that recorded `doc`, while this explorer knows it: `null` for
+/// a run it did not start, and for one an earlier explorer started (its workflow is gone after a
+/// restart, so an id of it would lead nowhere).
+fn known_workflow_id(s: &AppState, doc: &agent_env_store::document::Document) -> Value {
+    workflow_of(doc)
+        .filter(|w| s.runs.get(w).is_some())
+        .map(Value::from)
+        .unwrap_or(Value::Null)
 }
 
 pub async fn list_instances(
@@ -695,7 +715,7 @@ pub async fn list_all_instances(State(s): State<Shared>, Q(q): Q) -> ApiResult<J
         ..InstanceFilter::default()
     }
     .with_status(&q.all("status"))?;
-    scan_instances(s, which, paging, Shape::Summaries).await
+    summaries_page(s, which, paging).await
 }
 
 /// One page of the instances `which` selects, each judged, in `shape`.
@@ -804,9 +824,11 @@ fn any_instance(s: &AppState, docs: &dyn DocumentStore, instance: &str) -> ApiRe
     let workflow = workflow_of(&doc)
         .and_then(|w| s.runs.get(w))
         .map(|w| w.to_json());
+    let mut summary = instances::summary_of(&doc, &verdict);
+    summary["workflow_id"] = known_workflow_id(s, &doc);
     Ok(json!({
         "instance": doc,
-        "summary": instances::summary_of(&doc, &verdict),
+        "summary": summary,
         "progress": progress,
         "workflow": workflow,
     }))
@@ -969,7 +991,7 @@ pub fn group_snapshot(
     // a task's list of runs does, so a page can put it beside that run's place in the group.
     if let Some(summaries) = state["instances"].as_array_mut() {
         for (summary, doc) in summaries.iter_mut().zip(&found) {
-            summary["workflow_id"] = workflow_of(doc).map(Value::from).unwrap_or(Value::Null);
+            summary["workflow_id"] = known_workflow_id(s, doc);
         }
     }
     let all_done = !workflows.is_empty() && workflows.iter().all(|w| w.phase().is_done());

@@ -1716,3 +1716,42 @@ fn an_agent_artifact_no_store_holds_is_refused_naming_it() {
         "nothing started"
     );
 }
+
+#[test]
+fn an_instance_names_its_workflow_only_while_this_explorer_knows_it() {
+    let world = World::new();
+    let task = seg(HELLO_TASK);
+    let server = Explorer::start(&world);
+    let started = server
+        .post(&format!("/api/v1/tasks/{task}/run"), "{}")
+        .expect(200)
+        .json();
+    let (workflow, instance) = (
+        started["workflow_id"].as_str().unwrap().to_string(),
+        started["instance_id"].as_str().unwrap().to_string(),
+    );
+    let one = format!("/api/v1/task-instances/{}", seg(&instance));
+    server.poll(&one, finished);
+    // Every summary of it says which run recorded it: the task's runs, the list of all instances
+    // and the instance's own.
+    let summaries = |server: &Explorer| {
+        [
+            server.get(&format!("/api/v1/tasks/{task}/runs")).json()["items"][0]["workflow_id"]
+                .clone(),
+            server.get("/api/v1/task-instances").json()["items"][0]["workflow_id"].clone(),
+            server.get(&one).json()["summary"]["workflow_id"].clone(),
+        ]
+    };
+    assert_eq!(
+        summaries(&server),
+        [json!(workflow), json!(workflow), json!(workflow)]
+    );
+    server.stop();
+    // Started again, the explorer does not know that workflow (its page is a 404): no summary
+    // names it.
+    let server = Explorer::start(&world);
+    server
+        .get(&format!("/api/v1/workflows/{workflow}"))
+        .expect(404);
+    assert_eq!(summaries(&server), [Value::Null, Value::Null, Value::Null]);
+}

@@ -332,7 +332,7 @@ fn instances() -> Vec<(&'static str, Value)> {
                     }),
                 ),
                 json!({
-                    "workflow_id": {"type": ["string", "null"], "description": "the explorer's run that recorded it (null for one it did not start); in a task's runs and a group's"},
+                    "workflow_id": {"type": ["string", "null"], "description": "the explorer's run that recorded it, while this explorer knows it (GET /api/v1/workflows/{workflow_id}); null for one it did not start, and for one an explorer started before a restart, whose workflow is gone"},
                 }),
             ),
         ),
