@@ -16,8 +16,20 @@ pub const MAX_BODY_BYTES: usize = 2 * 1024 * 1024;
 /// The first words of the answer to a path no route serves.
 pub const NO_ROUTE: &str = "Not Found: no API route serves";
 
-/// The 404 for `method path` under `/api`, with the rule ids in paths follow.
+/// The 404 for `method path` under `/api`: a path ending in `/` is told that no route does (and the
+/// path without it, when a route serves that); any other, the rule ids in paths follow.
 pub fn no_route(method: &Method, path: &str) -> ApiError {
+    let without = path.trim_end_matches('/');
+    if without.len() < path.len() {
+        let instead = if without.is_empty() || crate::api::methods_at(without).is_empty() {
+            String::new()
+        } else {
+            format!(": ask for {without}")
+        };
+        return ApiError::not_found(format!(
+            "{NO_ROUTE} {method} {path}: no API path ends in '/'{instead}; /openapi.json lists the routes"
+        ));
+    }
     ApiError::not_found(format!(
         "{NO_ROUTE} {method} {path}. An id in a path is one percent-encoded segment: write a '/' in it as %2F (/api/v1/tasks/team%2Fhello for the task team/hello); /openapi.json lists the routes"
     ))

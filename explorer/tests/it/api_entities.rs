@@ -261,3 +261,25 @@ fn a_task_id_as_the_cli_prints_it_is_the_stored_task() {
         "Task 'nobody/nothing' not found"
     );
 }
+
+#[test]
+fn a_path_ending_in_a_slash_is_told_so_and_the_path_without_it() {
+    let world = World::new();
+    let server = Explorer::start(&world);
+    for (path, without) in [
+        ("/api/v1/tasks/", "/api/v1/tasks"),
+        ("/api/v1/health/", "/api/v1/health"),
+    ] {
+        let detail = server.get(path).expect(404).detail();
+        let detail = detail.as_str().unwrap();
+        assert!(
+            detail.contains(&format!("no API path ends in '/': ask for {without};")),
+            "{detail}"
+        );
+        assert!(!detail.contains("%2F"), "{detail}");
+    }
+    let detail = server.get("/api/v1/nothing-here/").expect(404).detail();
+    let detail = detail.as_str().unwrap();
+    assert!(detail.contains("no API path ends in '/';"), "{detail}");
+    assert!(!detail.contains("ask for"), "{detail}");
+}
