@@ -13,6 +13,7 @@ use crate::data::entities::stored_task_id;
 use crate::http::blocking::blocking;
 use crate::http::problem::{ApiError, ApiResult};
 use crate::http::query::Query;
+use crate::http::shown::shown;
 use crate::state::Shared;
 
 /// The path's parameters in order, decoded.
@@ -75,7 +76,7 @@ impl FromRequestParts<Shared> for TaskIds {
                 let r = s.reading();
                 match stored_task_id(r.docs(), &given) {
                     Some(stored) => Ok(stored),
-                    None => match r.unavailable(&format!("Task '{given}' not found")) {
+                    None => match r.unavailable(&format!("Task '{}' not found", shown(&given))) {
                         Some(unavailable) => Err(unavailable),
                         None => Ok(given),
                     },

@@ -19,6 +19,7 @@ use crate::data::state_folder;
 use crate::http::blocking::{blocking, blocking_scan};
 use crate::http::page::{Page, Window};
 use crate::http::problem::{ApiError, ApiResult};
+use crate::http::shown::shown;
 use crate::runs::bundles::{source_of, steps_now, unrun_task, version_now, TaskSource};
 use crate::runs::manager::{self, Phase, StartSpec, Workflow, WORKFLOW_KEY};
 use crate::runs::pin::Pin;
@@ -129,7 +130,8 @@ async fn require_agent_artifact(s: &Shared, agent_artifact_id: Option<&str>) -> 
         let found = entities::get(r.docs(), COLLECTIONS[0], &id, None).map_err(|e| {
             if e.status == axum::http::StatusCode::NOT_FOUND {
                 ApiError::not_found(format!(
-                    "agent_artifact_id '{id}' names no stored artifact (GET /api/v1/artifacts lists them); nothing ran"
+                    "agent_artifact_id '{}' names no stored artifact (GET /api/v1/artifacts lists them); nothing ran",
+                    shown(&id)
                 ))
             } else {
                 e
@@ -217,7 +219,9 @@ async fn runnable(s: &Shared, task_id: &str, version: Option<i64>) -> ApiResult<
         let source = match &doc {
             Some(doc) => source_of(&session, doc)?,
             None => unrun_task(&session, &id).ok_or_else(|| {
-                missing.unwrap_or_else(|| ApiError::not_found(format!("Task '{id}' not found")))
+                missing.unwrap_or_else(|| {
+                    ApiError::not_found(format!("Task '{}' not found", shown(&id)))
+                })
             })?,
         };
         let now = version_now(&session, &source, &id)?;
@@ -602,7 +606,8 @@ fn not_started_here(task_id: &str, recorded: &[agent_env_store::document::Docume
         )
     } else {
         format!(
-            "no run of task '{task_id}' started by this explorer matches; only the runs an explorer started can be cancelled from it"
+            "no run of task '{}' started by this explorer matches; only the runs an explorer started can be cancelled from it",
+            shown(task_id)
         )
     }
 }
@@ -616,7 +621,7 @@ async fn require_task(s: &Shared, task_id: &str) -> ApiResult<()> {
         let r = s.reading();
         let found = entities::get(r.docs(), COLLECTIONS[2], &id, None).map_err(|e| {
             if e.status == axum::http::StatusCode::NOT_FOUND {
-                ApiError::not_found(format!("Task '{id}' not found"))
+                ApiError::not_found(format!("Task '{}' not found", shown(&id)))
             } else {
                 e
             }
@@ -1038,8 +1043,12 @@ pub fn group_snapshot(
 
 fn group_not_found(group: &str, task_id: Option<&str>) -> ApiError {
     ApiError::not_found(match task_id {
-        Some(t) => format!("Run group '{group}' of task '{t}' not found"),
-        None => format!("Run group '{group}' not found"),
+        Some(t) => format!(
+            "Run group '{}' of task '{}' not found",
+            shown(group),
+            shown(t)
+        ),
+        None => format!("Run group '{}' not found", shown(group)),
     })
 }
 

@@ -14,6 +14,7 @@ use crate::data::instances;
 use crate::http::blocking::blocking;
 use crate::http::page::{Page, Window};
 use crate::http::problem::{ApiError, ApiResult};
+use crate::http::shown::shown;
 use crate::runs::manager::{self, Cancelled, WORKFLOW_KEY};
 use crate::state::Shared;
 use agent_env_store::document::{Filter, Predicate};
@@ -103,7 +104,8 @@ fn no_log(id: &str) -> ApiError {
 /// The 404 for a workflow id this explorer does not know.
 fn workflow_not_found(id: &str) -> ApiError {
     ApiError::not_found(format!(
-        "Workflow '{id}' not found (the explorer knows the runs it started since it started)"
+        "Workflow '{}' not found (the explorer knows the runs it started since it started)",
+        shown(id)
     ))
 }
 

@@ -7,6 +7,7 @@ use serde_json::Value;
 
 use crate::http::page::{Page, Window};
 use crate::http::problem::{ApiError, ApiResult};
+use crate::http::shown::shown;
 
 /// One versioned collection as the API names it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -181,7 +182,7 @@ pub fn not_found(c: Collection, id: &str, version: Option<i64>) -> String {
         None => "(latest)".to_string(),
         Some(v) => format!("version {v}"),
     };
-    format!("{} '{id}' {label} not found", c.label)
+    format!("{} '{}' {label} not found", c.label, shown(id))
 }
 
 /// Every version of `id`, newest first, paged; 404 when there is none.
@@ -190,8 +191,9 @@ pub fn versions(docs: &dyn DocumentStore, c: Collection, id: &str, w: Window) ->
     let total = docs.count(c.collection, &filter)?;
     if total == 0 {
         return Err(ApiError::not_found(format!(
-            "{} '{id}' not found: no version of it is stored",
-            c.label
+            "{} '{}' not found: no version of it is stored",
+            c.label,
+            shown(id)
         )));
     }
     let items = docs.query(

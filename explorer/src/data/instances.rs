@@ -14,6 +14,7 @@ use super::short_ids;
 use crate::http::page::{Page, Window};
 use crate::http::problem::{ApiError, ApiResult};
 use crate::http::query::Query;
+use crate::http::shown::shown;
 
 pub use super::filter::InstanceFilter;
 pub use cursor::Cursor;
@@ -167,9 +168,14 @@ pub fn get(
     match found.len() {
         1 => Ok(found.remove(0)),
         0 => Err(ApiError::not_found(match task_id {
-            Some(t) => format!("Task instance '{instance_id}' of task '{t}' not found"),
+            Some(t) => format!(
+                "Task instance '{}' of task '{}' not found",
+                shown(instance_id),
+                shown(t)
+            ),
             None => format!(
-                "Task instance '{instance_id}' not found; {}",
+                "Task instance '{}' not found; {}",
+                shown(instance_id),
                 short_ids::HOW_IDS_ARE_WRITTEN
             ),
         })),

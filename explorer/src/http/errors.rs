@@ -9,6 +9,7 @@ use axum::middleware::Next;
 use axum::response::{IntoResponse, Response};
 
 use super::problem::ApiError;
+use super::shown::shown;
 
 /// The largest request body the API reads (axum's default limit).
 pub const MAX_BODY_BYTES: usize = 2 * 1024 * 1024;
@@ -19,19 +20,20 @@ pub const NO_ROUTE: &str = "Not Found: no API route serves";
 /// The 404 for `method path` under `/api`: a path ending in `/` is told that no route does (and the
 /// path without it, when a route serves that); any other, the rule ids in paths follow.
 pub fn no_route(method: &Method, path: &str) -> ApiError {
+    let shown_path = shown(path);
     let without = path.trim_end_matches('/');
     if without.len() < path.len() {
         let instead = if without.is_empty() || crate::api::methods_at(without).is_empty() {
             String::new()
         } else {
-            format!(": ask for {without}")
+            format!(": ask for {}", shown(without))
         };
         return ApiError::not_found(format!(
-            "{NO_ROUTE} {method} {path}: no API path ends in '/'{instead}; /openapi.json lists the routes"
+            "{NO_ROUTE} {method} {shown_path}: no API path ends in '/'{instead}; /openapi.json lists the routes"
         ));
     }
     ApiError::not_found(format!(
-        "{NO_ROUTE} {method} {path}. An id in a path is one percent-encoded segment: write a '/' in it as %2F (/api/v1/tasks/team%2Fhello for the task team/hello); /openapi.json lists the routes"
+        "{NO_ROUTE} {method} {shown_path}. An id in a path is one percent-encoded segment: write a '/' in it as %2F (/api/v1/tasks/team%2Fhello for the task team/hello); /openapi.json lists the routes"
     ))
 }
 

@@ -1,6 +1,6 @@
 //! HTTP plumbing the API's handlers share: errors as `{"detail": …}`, query strings read by hand
 //! (repeatable keys, FastAPI-shaped validation errors), the pagination envelope, percent-decoding, and
-//! the masking of secrets in every answer.
+//! the masking of secrets in every answer, and ids echoed in answers cut short (`shown`).
 
 pub mod blocking;
 pub mod errors;
@@ -9,3 +9,4 @@ pub mod percent;
 pub mod problem;
 pub mod query;
 pub mod redact;
+pub mod shown;

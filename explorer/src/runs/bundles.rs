@@ -13,6 +13,7 @@ use agent_env::session::Session;
 use serde_json::{json, Map, Value};
 
 use crate::http::problem::{ApiError, ApiResult};
+use crate::http::shown::shown;
 
 /// Every bundle `agent-env run NAME` can run.
 pub fn installed(session: &Session) -> Vec<InstalledBundle> {
@@ -66,7 +67,8 @@ pub fn find<'a>(all: &'a [InstalledBundle], name: &str) -> ApiResult<&'a Install
         .find(|b| b.run_name() == name || b.qualified_name() == name)
         .ok_or_else(|| {
             let names: Vec<String> = all.iter().map(InstalledBundle::run_name).collect();
-            let folder = if looks_like_folder(name) {
+            let name = shown(name);
+            let folder = if looks_like_folder(&name) {
                 format!(
                     "; a folder bundle is not run by its path here: run it once with agent-env run {name}, then run its tasks with POST /api/v1/tasks/{{task_id}}/run"
                 )

@@ -283,3 +283,35 @@ fn a_path_ending_in_a_slash_is_told_so_and_the_path_without_it() {
     assert!(detail.contains("no API path ends in '/';"), "{detail}");
     assert!(!detail.contains("ask for"), "{detail}");
 }
+
+#[test]
+fn a_404_cuts_a_very_long_id_short_naming_its_length() {
+    let world = World::new();
+    let server = Explorer::start(&world);
+    let long = "x".repeat(60_000);
+    for (method, path) in [
+        ("GET", format!("/api/v1/tasks/{long}")),
+        ("GET", format!("/api/v1/tasks/{long}/versions")),
+        ("GET", format!("/api/v1/task-instances/{long}")),
+        ("GET", format!("/api/v1/workflows/{long}")),
+        ("GET", format!("/api/v1/run-groups/{long}")),
+        ("POST", format!("/api/v1/tasks/{long}/run")),
+        ("POST", format!("/api/v1/bundles/{long}/run")),
+        ("GET", format!("/api/v1/nothing/{long}")),
+    ] {
+        let r = server.request(method, &path, &[], b"{}");
+        let detail = r.expect(404).detail();
+        let detail = detail.as_str().unwrap();
+        assert!(
+            detail.len() < 2_000,
+            "{method} {}: {} bytes",
+            &path[..30],
+            detail.len()
+        );
+        // The id, or for a path no route serves, the path.
+        assert!(
+            detail.contains("… (60000 characters)") || detail.contains("… (60016 characters)"),
+            "{detail}"
+        );
+    }
+}
