@@ -50,15 +50,17 @@ pub async fn run_bundle(State(s): State<Shared>, ids: Ids, body: Bytes) -> ApiRe
     let body: BundleRunBody = json_body(&body)?;
     let st = s.clone();
     let (tasks, evals) = (body.tasks.clone(), body.evals.clone());
-    let bundle = blocking(move || {
+    let (bundle, whole_bundle_tasks) = blocking(move || {
         let session = st.current.get();
         let all = bundles::installed(&session);
         let found = bundles::find(&all, &name)?;
         // A bundle that does not parse is left to the run, which reports why in its lines.
+        let mut every_task = Vec::new();
         if let Ok(parsed) = found.parse(session.paths().home_dir().as_deref()) {
             bundles::check_selection(&parsed, &found.run_name(), &tasks, &evals)?;
+            every_task = parsed.tasks.iter().map(|t| t.name.clone()).collect();
         }
-        Ok(found.run_name())
+        Ok((found.run_name(), every_task))
     })
     .await?;
     refuse_without_state(&s).await?;
@@ -72,6 +74,7 @@ pub async fn run_bundle(State(s): State<Shared>, ids: Ids, body: Bytes) -> ApiRe
             &body.judge_model,
             ("agent", &body.agent),
         )?,
+        whole_bundle_tasks,
         ..StartSpec::default()
     };
     let workflow = s

@@ -47,6 +47,9 @@ pub struct StartSpec {
     pub seed: Option<Map<String, Value>>,
     /// The task version the request was answered with; a run that would record another is stopped.
     pub pin: Option<Pin>,
+    /// The names of the tasks a run of the whole bundle (no `tasks` and no `evals` asked for) runs,
+    /// which its workflow lists as its `tasks`; the run itself is asked for the whole bundle.
+    pub whole_bundle_tasks: Vec<String>,
 }
 
 /// Where a workflow is.
@@ -133,6 +136,15 @@ impl Workflow {
         }
     }
 
+    /// The tasks it runs: those asked for, else every task of a whole bundle's run.
+    fn listed_tasks(&self) -> &[String] {
+        if self.spec.tasks.is_empty() && self.spec.evals.is_empty() {
+            &self.spec.whole_bundle_tasks
+        } else {
+            &self.spec.tasks
+        }
+    }
+
     /// The workflow as the API shows it (its lines not included).
     pub fn to_json(&self) -> Value {
         let (phase, finished) = self
@@ -148,7 +160,7 @@ impl Workflow {
             "workflow_id": self.id,
             "run_group_id": self.run_group_id,
             "bundle": self.spec.bundle,
-            "tasks": self.spec.tasks,
+            "tasks": self.listed_tasks(),
             "evals": self.spec.evals,
             "task_id": self.spec.task_id,
             "index": self.spec.index,

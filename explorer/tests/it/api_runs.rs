@@ -514,6 +514,8 @@ fn a_bundle_runs_by_its_name() {
         .post("/api/v1/bundles/hello/run", "{}")
         .expect(200)
         .json();
+    // A whole bundle's run lists the tasks it runs.
+    assert_eq!(workflow["tasks"], json!(["hello"]), "{workflow}");
     let id = workflow["workflow_id"].as_str().unwrap();
     let done = server.poll(&format!("/api/v1/workflows/{id}"), |w| w["done"] == true);
     assert_eq!(done["status"], "finished", "{done}");

@@ -478,7 +478,7 @@ fn workflows() -> Vec<(&'static str, Value)> {
             "workflow_id": {"type": "string"},
             "run_group_id": {"type": "string"},
             "bundle": {"type": "string"},
-            "tasks": {"type": "array", "items": {"type": "string"}},
+            "tasks": {"type": "array", "items": {"type": "string"}, "description": "the tasks it runs: those asked for, or every task of a bundle run whole (none when its bundle did not parse)"},
             "evals": {"type": "array", "items": {"type": "string"}},
             "task_id": string,
             "index": {"type": "integer", "minimum": 0, "description": "its place in its group, from 0"},
