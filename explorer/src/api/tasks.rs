@@ -969,6 +969,12 @@ fn groups_of_task(
         }
     }
     own.append(&mut groups);
+    // One shape whoever started a group: `errors`, as a group's own route answers it.
+    for group in own.iter_mut() {
+        if group.get("errors").is_none() {
+            group["errors"] = json!([]);
+        }
+    }
     Ok(Page::of_all(own, window))
 }
 

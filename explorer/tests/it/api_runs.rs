@@ -1757,3 +1757,23 @@ fn an_instance_names_its_workflow_only_while_this_explorer_knows_it() {
         .expect(404);
     assert_eq!(summaries(&server), [Value::Null, Value::Null, Value::Null]);
 }
+
+#[test]
+fn a_group_the_explorer_did_not_start_has_errors_in_a_tasks_list_as_at_its_own_route() {
+    let world = World::new();
+    world.run_hello();
+    let server = Explorer::start(&world);
+    let task = seg(HELLO_TASK);
+    let listed = server
+        .get(&format!("/api/v1/tasks/{task}/run-groups"))
+        .expect(200)
+        .json();
+    let item = &listed["items"][0];
+    assert_eq!(item["errors"], json!([]), "{item}");
+    let id = item["run_group_id"].as_str().unwrap();
+    let own = server
+        .get(&format!("/api/v1/run-groups/{id}"))
+        .expect(200)
+        .json();
+    assert_eq!(own["errors"], json!([]), "{own}");
+}

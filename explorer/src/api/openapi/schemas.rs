@@ -425,9 +425,9 @@ fn group_summary() -> Value {
 }
 
 fn groups() -> Vec<(&'static str, Value)> {
-    let mut listed = with_optional(
+    let mut listed = with_required(
         group_summary(),
-        json!({"errors": {"type": "array", "items": {"type": "string"}, "description": "for a group the explorer started: why its runs that recorded nothing stopped"}}),
+        json!({"errors": {"type": "array", "items": {"type": "string"}, "description": "why the explorer's runs of it that recorded nothing stopped ([] for a group it did not start)"}}),
     );
     listed["description"] =
         json!("a run group as a task's list of them shows it (its runs are at its own route)");
