@@ -4,7 +4,7 @@
 
 use axum::body::Body;
 use axum::extract::Request;
-use axum::http::{header, HeaderValue, Method, StatusCode};
+use axum::http::{header, HeaderMap, HeaderValue, Method, StatusCode};
 use axum::middleware::Next;
 use axum::response::{IntoResponse, Response};
 
@@ -37,10 +37,16 @@ pub fn no_route(method: &Method, path: &str) -> ApiError {
     ))
 }
 
-/// Rewrites an `/api` failure the router or the body reader answered in its own shape.
+/// Rewrites an `/api` failure the router or the body reader answered in its own shape, and refuses
+/// with 415 a body sent to an API route as anything but JSON ([`not_json`]).
 pub async fn json_errors(request: Request, next: Next) -> Response {
     let path = request.uri().path().to_string();
     let method = request.method().clone();
+    if is_api(&path) && crate::api::methods_at(&path).contains(&method) {
+        if let Some(refused) = not_json(request.headers()) {
+            return refused.into_response();
+        }
+    }
     let response = next.run(request).await;
     if response.status() == StatusCode::METHOD_NOT_ALLOWED {
         // Any path's, a page's and /openapi.json's too: the router's own 405 has no body.
@@ -81,6 +87,37 @@ pub async fn json_errors(request: Request, next: Next) -> Response {
         }
         _ => response,
     }
+}
+
+/// 415 for a request body that is not sent as JSON: a `Content-Type` other than
+/// `application/json` (`text/plain`, a form's), or a body with none. A request with no body and no
+/// type is read as `{}`.
+fn not_json(headers: &HeaderMap) -> Option<ApiError> {
+    let sent_as = match headers.get(header::CONTENT_TYPE) {
+        Some(value) => String::from_utf8_lossy(value.as_bytes()).into_owned(),
+        None => {
+            let has_body = headers.contains_key(header::TRANSFER_ENCODING)
+                || headers
+                    .get(header::CONTENT_LENGTH)
+                    .and_then(|v| v.to_str().ok())
+                    .is_some_and(|n| n.trim() != "0");
+            if !has_body {
+                return None;
+            }
+            "no Content-Type".to_string()
+        }
+    };
+    let media = sent_as.split(';').next().unwrap_or("").trim();
+    if media.eq_ignore_ascii_case("application/json") {
+        return None;
+    }
+    Some(ApiError::new(
+        StatusCode::UNSUPPORTED_MEDIA_TYPE,
+        format!(
+            "the request body is sent as {}; the API reads JSON only: send it with Content-Type: application/json",
+            super::shown::shown(&sent_as)
+        ),
+    ))
 }
 
 fn is_api(path: &str) -> bool {

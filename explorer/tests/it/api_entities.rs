@@ -299,7 +299,12 @@ fn a_404_cuts_a_very_long_id_short_naming_its_length() {
         ("POST", format!("/api/v1/bundles/{long}/run")),
         ("GET", format!("/api/v1/nothing/{long}")),
     ] {
-        let r = server.request(method, &path, &[], b"{}");
+        let r = server.request(
+            method,
+            &path,
+            &[("Content-Type", "application/json")],
+            b"{}",
+        );
         let detail = r.expect(404).detail();
         let detail = detail.as_str().unwrap();
         assert!(

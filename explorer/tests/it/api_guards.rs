@@ -373,7 +373,15 @@ fn a_post_from_another_origin_is_refused_even_without_fetch_metadata() {
     );
     let own = format!("http://127.0.0.1:{}", server.port);
     server
-        .request("POST", path, &[("Origin", own.as_str())], b"{}")
+        .request(
+            "POST",
+            path,
+            &[
+                ("Origin", own.as_str()),
+                ("Content-Type", "application/json"),
+            ],
+            b"{}",
+        )
         .expect(200);
     // A form on the explorer's own pages posts with `Origin: null` (their referrer policy is
     // no-referrer); the browser's Sec-Fetch-Site says it is the same origin. Without it, refused.
@@ -384,7 +392,11 @@ fn a_post_from_another_origin_is_refused_even_without_fetch_metadata() {
         .request(
             "POST",
             path,
-            &[("Origin", "null"), ("Sec-Fetch-Site", "same-origin")],
+            &[
+                ("Origin", "null"),
+                ("Sec-Fetch-Site", "same-origin"),
+                ("Content-Type", "application/json"),
+            ],
             b"{}",
         )
         .expect(200);
@@ -500,7 +512,15 @@ fn a_refused_origin_is_told_only_what_the_config_accepts() {
         format!("http://127.0.0.1:{}/", server.port),
         format!("http://LOCALHOST:{}", server.port),
     ] {
-        let r = server.request("POST", path, &[("Origin", own.as_str())], b"{}");
+        let r = server.request(
+            "POST",
+            path,
+            &[
+                ("Origin", own.as_str()),
+                ("Content-Type", "application/json"),
+            ],
+            b"{}",
+        );
         r.expect(200);
         assert_eq!(r.header("access-control-allow-origin"), Some(own.as_str()));
     }
@@ -516,6 +536,14 @@ fn a_refused_origin_is_told_only_what_the_config_accepts() {
     world.config("[explorer]\ncors_origins = [\"https://dash.example\"]\n");
     let server = Explorer::start(&world);
     server
-        .request("POST", path, &[("Origin", "https://dash.example")], b"{}")
+        .request(
+            "POST",
+            path,
+            &[
+                ("Origin", "https://dash.example"),
+                ("Content-Type", "application/json"),
+            ],
+            b"{}",
+        )
         .expect(200);
 }

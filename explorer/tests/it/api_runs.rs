@@ -1777,3 +1777,46 @@ fn a_group_the_explorer_did_not_start_has_errors_in_a_tasks_list_as_at_its_own_r
         .json();
     assert_eq!(own["errors"], json!([]), "{own}");
 }
+
+#[test]
+fn a_body_sent_as_anything_but_json_is_a_415_and_nothing_runs() {
+    let world = World::new();
+    let server = Explorer::start(&world);
+    let run = format!("/api/v1/tasks/{}/run", seg(HELLO_TASK));
+    for (path, headers) in [
+        (run.as_str(), vec![("Content-Type", "text/plain")]),
+        (
+            run.as_str(),
+            vec![("Content-Type", "application/x-www-form-urlencoded")],
+        ),
+        (
+            "/api/v1/bundles/hello/run",
+            vec![("Content-Type", "text/plain")],
+        ),
+        ("/api/v1/bundles/hello/run", vec![]),
+    ] {
+        let r = server.request("POST", path, &headers, b"{}");
+        let detail = r.expect(415).detail();
+        assert!(
+            detail
+                .as_str()
+                .unwrap()
+                .contains("send it with Content-Type: application/json"),
+            "{detail}"
+        );
+    }
+    assert_eq!(
+        server.get("/api/v1/workflows").json()["total"],
+        0,
+        "nothing started"
+    );
+    // JSON with its charset is JSON.
+    server
+        .request(
+            "POST",
+            "/api/v1/bundles/hello/run",
+            &[("Content-Type", "application/json; charset=utf-8")],
+            b"{}",
+        )
+        .expect(200);
+}

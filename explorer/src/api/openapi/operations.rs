@@ -71,6 +71,8 @@ pub enum Failure {
     CantRunNow,
     /// 413: a request body over 2 MB.
     TooLarge,
+    /// 415: a request body not sent as JSON.
+    NotJson,
     /// 421: a Host the explorer does not serve (every operation).
     Misdirected,
     /// 422: a parameter or body that does not validate.
@@ -95,6 +97,7 @@ impl Failure {
             MethodNotAllowed => 405,
             Ambiguous | CantRunNow => 409,
             TooLarge => 413,
+            NotJson => 415,
             Misdirected => 421,
             Invalid => 422,
             Internal => 500,
@@ -111,6 +114,7 @@ impl Failure {
             Ambiguous => "a short instance id (the end agent-env task list prints) that ends several instances' ids: the detail names them; give the whole id",
             CantRunNow => "the run can't start as things are now: the task's bundle no longer has it or can't be found, the task is a stored one (agent-env task run runs it), or the run stopped before it started; the detail says which and what to do",
             TooLarge => "the request body is larger than the 2 MB the API reads",
+            NotJson => "the request body is sent with a Content-Type other than application/json, or with none (a request with no body and no type is read as {})",
             Misdirected => "the request is for a host the explorer does not serve: its Host header (or an absolute-form target) names none of localhost, 127.0.0.1, [::1] and [explorer] allowed_hosts, or no host at all",
             Invalid => "the request does not validate: a list of {loc, msg, type} naming each field (always a list, never a sentence)",
             Internal => "something on the server's side failed: a store call, a worker that stopped",
@@ -246,6 +250,7 @@ impl Operation {
                 NotFound,
                 CantRunNow,
                 TooLarge,
+                NotJson,
                 Invalid,
                 Internal,
                 Unavailable,
@@ -254,6 +259,7 @@ impl Operation {
                 BadRequest,
                 NotFound,
                 TooLarge,
+                NotJson,
                 Invalid,
                 Internal,
                 Unavailable,
@@ -263,6 +269,7 @@ impl Operation {
                 NotFound,
                 Ambiguous,
                 TooLarge,
+                NotJson,
                 Invalid,
                 Internal,
                 Unavailable,
@@ -280,7 +287,7 @@ impl Operation {
             ],
             Workflows => &[BadRequest, Invalid],
             Workflow => &[BadRequest, NotFound, Invalid, Internal],
-            CancelWorkflow => &[BadRequest, NotFound],
+            CancelWorkflow => &[BadRequest, NotFound, NotJson],
             WorkflowLog => &[BadRequest, NotFound, Internal],
             PluginReport | Config => &[Internal],
             PluginShow => &[BadRequest, NotFound, Internal],
