@@ -166,7 +166,7 @@ pub async fn guard(State(guard): State<Arc<Guard>>, request: Request, next: Next
             .headers()
             .contains_key(header::ACCESS_CONTROL_REQUEST_METHOD);
     let mut response = if preflight {
-        preflight_answer(origin.as_deref(), origin_ok)
+        preflight_answer(origin.as_deref(), origin_ok, &path)
     } else {
         next.run(request).await
     };
@@ -183,7 +183,22 @@ pub async fn guard(State(guard): State<Arc<Guard>>, request: Request, next: Next
     response
 }
 
-fn preflight_answer(origin: Option<&str>, origin_ok: bool) -> Response {
+/// The methods a preflight for `path` is told it may use, written as a 405's `Allow` is (`GET, HEAD,
+/// OPTIONS`): the path's own, as the router serves them (a page's, GET and HEAD), and OPTIONS.
+fn preflight_methods(path: &str) -> String {
+    let mut methods: Vec<String> = crate::api::methods_at(path)
+        .iter()
+        .map(Method::to_string)
+        .collect();
+    let is_api = path == "/api" || path.starts_with("/api/");
+    if methods.is_empty() && !is_api {
+        methods = vec![Method::GET.to_string(), Method::HEAD.to_string()];
+    }
+    methods.push(Method::OPTIONS.to_string());
+    methods.join(", ")
+}
+
+fn preflight_answer(origin: Option<&str>, origin_ok: bool, path: &str) -> Response {
     if !origin_ok {
         return ApiError::new(
             StatusCode::BAD_REQUEST,
@@ -193,10 +208,10 @@ fn preflight_answer(origin: Option<&str>, origin_ok: bool) -> Response {
     }
     let mut response = Response::new(Body::empty());
     let headers = response.headers_mut();
-    headers.insert(
-        header::ACCESS_CONTROL_ALLOW_METHODS,
-        HeaderValue::from_static("GET, POST, OPTIONS"),
-    );
+    if let Ok(methods) = HeaderValue::from_str(&preflight_methods(path)) {
+        headers.insert(header::ACCESS_CONTROL_ALLOW_METHODS, methods.clone());
+        headers.insert(header::ALLOW, methods);
+    }
     headers.insert(
         header::ACCESS_CONTROL_ALLOW_HEADERS,
         HeaderValue::from_static("content-type"),

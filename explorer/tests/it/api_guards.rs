@@ -191,8 +191,23 @@ fn a_cross_site_api_call_from_an_origin_not_listed_gets_403() {
     preflight.expect(200);
     assert_eq!(
         preflight.header("access-control-allow-methods"),
-        Some("GET, POST, OPTIONS")
+        Some("POST, OPTIONS")
     );
+    // Each path's own methods, written as a 405's Allow is.
+    let preflight = server.request(
+        "OPTIONS",
+        "/api/v1/tasks",
+        &[
+            ("Origin", "https://dash.example"),
+            ("Access-Control-Request-Method", "GET"),
+        ],
+        b"",
+    );
+    assert_eq!(
+        preflight.expect(200).header("access-control-allow-methods"),
+        Some("GET, HEAD, OPTIONS")
+    );
+    assert_eq!(preflight.header("allow"), Some("GET, HEAD, OPTIONS"));
 
     // A page (not the API) may be reached from anywhere: a link is not an attack.
     server
