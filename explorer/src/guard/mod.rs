@@ -3,7 +3,8 @@
 //! - a `Host` outside the loopback names and `[explorer] allowed_hosts` gets **421** (a page on another
 //!   site that resolves its own name to 127.0.0.1 — DNS rebinding — cannot read the explorer), and so
 //!   do an absolute-form target (`GET http://host/…`) naming such a host and a request with no host at
-//!   all; a request with two `Host` headers gets **400** ([`hosts`]);
+//!   all; a request with two `Host` headers gets **400** ([`hosts`]), and so does one with two
+//!   `Origin` headers;
 //! - an `/api` request a browser marks `Sec-Fetch-Site: cross-site` from an origin not allowed gets
 //!   **403**, and so does any write (`POST`) whose `Origin` is neither this server nor allowed;
 //! - CORS answers only the explorer's own origin (`http://127.0.0.1:<port>`, `http://localhost:<port>`)
@@ -108,6 +109,17 @@ fn unbracketed(host: &str) -> &str {
 pub async fn guard(State(guard): State<Arc<Guard>>, request: Request, next: Next) -> Response {
     if let Err(refused) = checked_host(|host| guard.host_allowed(host), &request) {
         let mut response = refused.into_response();
+        add_page_headers(response.headers_mut());
+        return response;
+    }
+    // Two Origins, as two Hosts, are refused: which one the browser meant is not guessed (the first
+    // was taken, so a request could be let in by one and answered for the other).
+    let origins = request.headers().get_all(header::ORIGIN).iter().count();
+    if origins > 1 {
+        let mut response = ApiError::bad_request(format!(
+            "a request with {origins} Origin headers is not served; send one, naming the page's origin"
+        ))
+        .into_response();
         add_page_headers(response.headers_mut());
         return response;
     }

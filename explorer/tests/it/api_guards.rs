@@ -99,6 +99,18 @@ fn two_host_headers_get_400_and_an_absolute_target_for_a_foreign_host_421() {
         );
         assert_eq!(r.header("x-frame-options"), Some("DENY"));
     }
+    // Two Origins are refused the same way: the first is not taken for the one meant.
+    let own = format!("http://127.0.0.1:{}", server.port);
+    let r = server.request(
+        "GET",
+        "/api/v1/tasks",
+        &[("Origin", own.as_str()), ("Origin", "http://evil.example")],
+        b"",
+    );
+    assert_eq!(
+        r.expect(400).detail(),
+        "a request with 2 Origin headers is not served; send one, naming the page's origin"
+    );
 
     let r = server.request(
         "GET",
