@@ -90,22 +90,20 @@ pub async fn json_errors(request: Request, next: Next) -> Response {
 }
 
 /// 415 for a request body that is not sent as JSON: a `Content-Type` other than
-/// `application/json` (`text/plain`, a form's), or a body with none. A request with no body and no
-/// type is read as `{}`.
+/// `application/json` (`text/plain`, a form's), or a body with none. Only a request that has a body
+/// is judged by its type: one without (a GET, a POST read as `{}`) is served whatever type it names.
 fn not_json(headers: &HeaderMap) -> Option<ApiError> {
+    let has_body = headers.contains_key(header::TRANSFER_ENCODING)
+        || headers
+            .get(header::CONTENT_LENGTH)
+            .and_then(|v| v.to_str().ok())
+            .is_some_and(|n| n.trim() != "0");
+    if !has_body {
+        return None;
+    }
     let sent_as = match headers.get(header::CONTENT_TYPE) {
         Some(value) => String::from_utf8_lossy(value.as_bytes()).into_owned(),
-        None => {
-            let has_body = headers.contains_key(header::TRANSFER_ENCODING)
-                || headers
-                    .get(header::CONTENT_LENGTH)
-                    .and_then(|v| v.to_str().ok())
-                    .is_some_and(|n| n.trim() != "0");
-            if !has_body {
-                return None;
-            }
-            "no Content-Type".to_string()
-        }
+        None => "no Content-Type".to_string(),
     };
     let media = sent_as.split(';').next().unwrap_or("").trim();
     if media.eq_ignore_ascii_case("application/json") {

@@ -1810,13 +1810,33 @@ fn a_body_sent_as_anything_but_json_is_a_415_and_nothing_runs() {
         0,
         "nothing started"
     );
+    // A request with no body is served whatever type it names: a GET, a HEAD, and a cancel.
+    for (method, path) in [
+        ("GET", "/api/v1/health"),
+        ("HEAD", "/api/v1/health"),
+        ("GET", "/api/v1/tasks?limit=1"),
+    ] {
+        server
+            .request(method, path, &[("Content-Type", "text/plain")], b"")
+            .expect(200);
+    }
     // JSON with its charset is JSON.
-    server
+    let started = server
         .request(
             "POST",
             "/api/v1/bundles/hello/run",
             &[("Content-Type", "application/json; charset=utf-8")],
             b"{}",
+        )
+        .expect(200)
+        .json();
+    let id = started["workflow_id"].as_str().unwrap();
+    server
+        .request(
+            "POST",
+            &format!("/api/v1/workflows/{id}/cancel"),
+            &[("Content-Type", "text/plain")],
+            b"",
         )
         .expect(200);
 }
