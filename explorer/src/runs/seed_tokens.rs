@@ -23,13 +23,19 @@ pub fn unused<'a>(seed: &'a Map<String, Value>, steps: &[Map<String, Value>]) ->
 }
 
 /// What a refused seed value is told: a seed value is text, put in place of its token.
-pub const NOT_TEXT: &str = "a seed value is the text put in place of its token: a string, or a number or true/false, which is put in as written; not null, a list or an object";
+pub const NOT_TEXT: &str = "a seed value is the text put in place of its token: a string, or a whole number or true/false, which is put in as written; not null, a list, an object, or a number with a fraction or an exponent, which would not be put in as written (send it as a string: \"1.50\")";
 
-/// The keys of `seed` whose values are no text a token could take (null, a list, an object), in
-/// the seed's order. A number or a boolean is its text as JSON writes it (`5`, `true`).
+/// The keys of `seed` whose values are no text a token could take, in the seed's order: null, a
+/// list, an object, and a number that is not a whole one JSON writes back as sent (`1.50` would be
+/// put in as `1.5`, `1e2` as `100.0`, a whole number past 64 bits rounded). A whole number or a
+/// boolean is its text as JSON writes it (`5`, `-3`, `true`).
 pub fn not_text(seed: &Map<String, Value>) -> Vec<&str> {
     seed.iter()
-        .filter(|(_, value)| matches!(value, Value::Null | Value::Array(_) | Value::Object(_)))
+        .filter(|(_, value)| match value {
+            Value::Null | Value::Array(_) | Value::Object(_) => true,
+            Value::Number(n) => !(n.is_i64() || n.is_u64()),
+            Value::String(_) | Value::Bool(_) => false,
+        })
         .map(|(key, _)| key.as_str())
         .collect()
 }

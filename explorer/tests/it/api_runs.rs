@@ -1441,8 +1441,17 @@ fn a_seed_value_that_is_no_text_is_refused() {
     let world = World::new();
     let (server, t) = explorer_on_a_seeded_command(&world);
     let run = format!("/api/v1/tasks/{t}/run");
-    let not_text = "a seed value is the text put in place of its token: a string, or a number or true/false, which is put in as written; not null, a list or an object";
-    for value in ["null", "[\"ann\"]", "{\"a\": 1}"] {
+    let not_text = "a seed value is the text put in place of its token: a string, or a whole number or true/false, which is put in as written; not null, a list, an object, or a number with a fraction or an exponent, which would not be put in as written (send it as a string: \"1.50\")";
+    // A number JSON would not write back as sent (1.50 as 1.5, 1e2 as 100.0, a whole number past
+    // 64 bits rounded) is refused with them.
+    for value in [
+        "null",
+        "[\"ann\"]",
+        "{\"a\": 1}",
+        "1.50",
+        "1e2",
+        "12345678901234567890123",
+    ] {
         let r = server.post(
             &run,
             &format!(r#"{{"seed": {{"who": {value}, "dir": "x"}}}}"#),
