@@ -8,6 +8,7 @@ use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::{Arc, OnceLock};
 
 use super::run_json::{pretty, RunCollector};
+use super::stopping::another;
 use crate::run::cancel::Signalled;
 use crate::run::run_log::RunLog;
 
@@ -56,15 +57,6 @@ fn log_signal(text: String) {
     if let Some(log) = STATE.log.get() {
         log.write(&text);
         log.flush();
-    }
-}
-
-/// How a person sends another of `signal`.
-fn another(signal: i32) -> &'static str {
-    match signal {
-        libc::SIGINT => "another Ctrl-C",
-        libc::SIGQUIT => "another Ctrl-\\",
-        _ => "another signal",
     }
 }
 

@@ -14,9 +14,9 @@ pub(crate) fn two_step(
     what_is_left: impl FnOnce() -> String,
 ) {
     match signalled {
-        Signalled::First(_) => {
+        Signalled::First(signal) => {
             // On a line of its own: `artifact put` may have its file's line drawn on the cursor's.
-            eprint_notice(&format!("{stopping}; another signal stops at once"));
+            eprint_notice(&format!("{stopping}; {} stops at once", another(signal)));
         }
         Signalled::Again(signal) => {
             let mut said = format!("Stopped at once: {}", what_is_left());
@@ -25,6 +25,15 @@ pub(crate) fn two_step(
             eprint_notice(&said);
             std::process::exit(128 + signal);
         }
+    }
+}
+
+/// How a person sends another of `signal`.
+pub(crate) fn another(signal: i32) -> &'static str {
+    match signal {
+        libc::SIGINT => "another Ctrl-C",
+        libc::SIGQUIT => "another Ctrl-\\",
+        _ => "another signal",
     }
 }
 

@@ -707,7 +707,7 @@ fn a_put_signalled_while_its_upload_stalls_ends_as_the_signal_says() {
     assert_eq!(out.status.code(), Some(130), "{stderr}");
     assert!(
         stderr.contains(
-            "Stopping once the file being written is written; another signal stops at once"
+            "Stopping once the file being written is written; another Ctrl-C stops at once"
         ),
         "{stderr}"
     );
