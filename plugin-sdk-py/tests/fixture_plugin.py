@@ -19,6 +19,12 @@ from agent_env_plugin import (
 )
 from agent_env_plugin.conformance.memory import MemoryObjectStore
 
+# As the SDK's scaffold does: names used only in annotations are imported for type checkers alone (so
+# `typing.get_type_hints` of a constructor that uses one raises).
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any, Dict
+
 plugin = Plugin("agentenv-fixture", "0.3.0", description="The SDK's test plugin")
 
 
@@ -130,7 +136,7 @@ class ContentAddressedObjectStore(MemoryObjectStore):
     config_keys = ("root", "bucket")
     required_keys = ("root",)
 
-    def __init__(self, root: str, bucket: str = "memory") -> None:
+    def __init__(self, root: str, bucket: str = "memory", tags: Dict[str, Any] | None = None) -> None:
         super().__init__(bucket)
         self.root = root
 

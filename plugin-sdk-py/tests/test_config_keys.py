@@ -93,3 +93,68 @@ def test_a_value_of_another_type_is_refused_naming_the_key(cls: type, key: str, 
     assert str(raised.value) == (
         f"Cannot build 'agentenv-x:{cls.__name__}' from its config table: the store config key '{key}' {said}"
     )
+
+
+# As the SDK's scaffold writes a store: names used only in annotations are imported for type checkers
+# alone, so `typing.get_type_hints` of the constructor raises; each annotation is resolved on its own.
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Dict
+
+
+class Scaffolded(SecretStore):
+    config_keys = ("root", "extra", "depth", "note", "limit")
+
+    def __init__(
+        self,
+        root: str,
+        extra: Dict[str, Any] | None = None,
+        depth: int | None = None,
+        note: str | None = None,
+        limit: Optional["int"] = None,
+    ) -> None:
+        self.root = root
+
+    def get(self, name: str) -> None:
+        return None
+
+
+class ScaffoldedBuilt(SecretStore):
+    config_keys = ("root", "extra")
+
+    @classmethod
+    def from_config(cls, root: str = "/", extra: Dict[str, str] | None = None, **rest: Any) -> ScaffoldedBuilt:
+        return cls()
+
+    def get(self, name: str) -> None:
+        return None
+
+
+def test_an_annotation_this_python_cannot_resolve_takes_any_value_and_the_others_are_held() -> None:
+    # `Dict` is not in the module at run time: `extra` takes anything, `root` is still a string.
+    for cls in (Scaffolded, ScaffoldedBuilt):
+        check_value_types(f"agentenv-x:{cls.__name__}", cls, {"root": "/r", "extra": "not a table"})
+        with pytest.raises(ConfigError) as raised:
+            check_value_types(f"agentenv-x:{cls.__name__}", cls, {"root": 5, "extra": {"a": 1}})
+        assert str(raised.value) == (
+            f"Cannot build 'agentenv-x:{cls.__name__}' from its config table: the store config key 'root' "
+            "must be a string, not 5"
+        )
+
+
+@pytest.mark.parametrize(
+    ("key", "value", "said"),
+    [
+        ("depth", "3", 'must be an integer, not "3"'),
+        ("note", 1, "must be a string, not 1"),
+        ("limit", "x", 'must be an integer, not "x"'),
+    ],
+)
+def test_an_x_or_none_annotation_written_as_text_is_held_on_every_python(key: str, value: Any, said: str) -> None:
+    # `int | None` as text: Python 3.9 cannot evaluate it (its types have no `|`); the SDK reads it as a union.
+    check_value_types("agentenv-x:Scaffolded", Scaffolded, {"root": "/r", "depth": 2, "note": "n", "limit": 1})
+    with pytest.raises(ConfigError) as raised:
+        check_value_types("agentenv-x:Scaffolded", Scaffolded, {"root": "/r", key: value})
+    assert str(raised.value) == (
+        f"Cannot build 'agentenv-x:Scaffolded' from its config table: the store config key '{key}' {said}"
+    )

@@ -67,13 +67,17 @@ def check_value_types(label: str, cls: type[Store], config: Dict[str, Any]) -> N
 
     The builder is `from_config` when the class overrides it, else the constructor. Only plain annotations
     are held to (`str`, `int`, `float`, `bool`, `list`, `dict`, and an `Optional` or union of them); any
-    other, or none, takes every value. The message is the Go SDK's: ``Cannot build
-    'agentenv-x:Vault' from its config table: the store config key 'root' must be a string, not 5``.
+    other, or none, takes every value. Each annotation is resolved on its own: one this Python cannot
+    resolve (a name imported only for type checkers) takes every value, and the others are still held to.
+    The message is the Go SDK's: ``Cannot build 'agentenv-x:Vault' from its config table: the store config
+    key 'root' must be a string, not 5``.
     """
-    hints = _builder_hints(cls)
+    annotations, namespace = _builder_annotations(cls)
     for key, value in config.items():
-        accepted = _accepted_types(hints.get(key))
-        if accepted is None or value is None or _is_one_of(value, accepted):
+        if value is None or key not in annotations:
+            continue
+        accepted = _accepted_types(_resolve(annotations[key], namespace), namespace)
+        if accepted is None or _is_one_of(value, accepted):
             continue
         import json  # only on this error's path
 
@@ -95,22 +99,72 @@ _TYPE_WORDS: Dict[type, str] = {
 }
 
 
-def _builder_hints(cls: type[Store]) -> Dict[str, Any]:
-    """The annotations of what builds `cls` from its table, resolved; empty when they cannot be."""
-    import typing  # only when a store is opened: a plugin pays for no import at start
-
+def _builder_annotations(cls: type[Store]) -> Tuple[Dict[str, Any], Dict[str, Any]]:
+    """The annotations of what builds `cls` from its table, as written (text under `from __future__ import
+    annotations`), and the module namespace they are resolved in."""
     overridden = cls.from_config.__func__ is not Store.from_config.__func__  # type: ignore[attr-defined]
-    builder = cls.from_config if overridden else cls.__init__
+    builder: Any = cls.from_config if overridden else cls.__init__
+    annotations = getattr(builder, "__annotations__", None)
+    function = getattr(builder, "__func__", builder)
+    while hasattr(function, "__wrapped__"):  # a decorated builder: its names are the wrapped function's
+        function = function.__wrapped__
+    namespace = getattr(function, "__globals__", None)
+    if not isinstance(annotations, dict):
+        return {}, {}
+    return annotations, namespace if isinstance(namespace, dict) else {}
+
+
+def _resolve(annotation: Any, namespace: Dict[str, Any]) -> Any:
+    """One parameter's annotation resolved in its module's namespace; None when it cannot be (a name
+    imported only under `TYPE_CHECKING`), which takes every value. `X | None` written as text resolves on
+    Python 3.9 too, where types have no `|`."""
+    if not isinstance(annotation, str):
+        return annotation
     try:
-        return typing.get_type_hints(builder)
-    except Exception:  # noqa: BLE001 - an annotation this Python cannot resolve holds no value to anything
-        return {}
+        return eval(annotation, namespace, {})  # noqa: S307 - the plugin's own annotation, as typing evaluates it
+    except Exception:  # noqa: BLE001 - tried again below with `|` as `Union`, else it holds no value to anything
+        pass
+    return _resolve_with_unions(annotation, namespace)
 
 
-def _accepted_types(hint: Any) -> Tuple[type, ...] | None:
-    """The plain types `hint` allows (None dropped from an `Optional`), or None when it is no such hint."""
+#: The name `_resolve_with_unions` gives `typing.Union` in the annotation it rewrites.
+_UNION_NAME = "__agent_env_union__"
+
+
+def _resolve_with_unions(annotation: str, namespace: Dict[str, Any]) -> Any:
+    """`annotation` evaluated with each `a | b` in it rewritten as `Union[a, b]`; None when it still
+    cannot be."""
+    import ast
     import typing
 
+    class UnionsAsSubscripts(ast.NodeTransformer):
+        def visit_BinOp(self, node: ast.BinOp) -> ast.AST:
+            self.generic_visit(node)
+            if not isinstance(node.op, ast.BitOr):
+                return node
+            union = ast.Name(id=_UNION_NAME, ctx=ast.Load())
+            arms = ast.Tuple(elts=[node.left, node.right], ctx=ast.Load())
+            return ast.Subscript(value=union, slice=arms, ctx=ast.Load())
+
+    try:
+        tree = ast.fix_missing_locations(UnionsAsSubscripts().visit(ast.parse(annotation, mode="eval")))
+        code = compile(tree, "<annotation>", "eval")
+        return eval(code, namespace, {_UNION_NAME: typing.Union})  # noqa: S307 - as in `_resolve`
+    except Exception:  # noqa: BLE001 - an annotation this Python cannot resolve holds no value to anything
+        return None
+
+
+def _accepted_types(hint: Any, namespace: Dict[str, Any]) -> Tuple[type, ...] | None:
+    """The plain types `hint` allows (None dropped from an `Optional`), or None when it is no such hint.
+    Text inside it (`Optional['int']`) is resolved in `namespace`, once."""
+    import typing
+
+    if isinstance(hint, typing.ForwardRef):
+        hint = hint.__forward_arg__
+    if isinstance(hint, str):
+        hint = _resolve(hint, namespace)
+        if isinstance(hint, (str, typing.ForwardRef)):
+            return None
     if hint is None:
         return None
     if hint in _TYPE_WORDS:
@@ -123,7 +177,7 @@ def _accepted_types(hint: Any) -> Tuple[type, ...] | None:
         for arm in typing.get_args(hint):
             if arm is type(None):
                 continue
-            arm_types = _accepted_types(arm)
+            arm_types = _accepted_types(arm, namespace)
             if arm_types is None:
                 return None
             accepted.extend(arm_types)
