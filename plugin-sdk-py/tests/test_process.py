@@ -7,6 +7,7 @@ import os
 import subprocess
 import sys
 import time
+from pathlib import Path
 
 import pytest
 from sdk_helpers import FIXTURE
@@ -410,6 +411,89 @@ def test_agent_env_manifest_of_a_package_module_run_with_dash_m_runs_it_so_again
     )
     assert done.returncode == 0, done.stderr
     assert tomllib.loads(done.stdout.decode())["plugin"]["exec"] == [sys.executable, "-m", "grader_pkg.plugin"]
+
+
+GRADER_MAIN = "import agent_env_plugin\nplugin = agent_env_plugin.Plugin('agentenv-pkg', '1.0')\nplugin.serve()\n"
+
+
+def _grader_package(folder):
+    """A package `grader_pkg` in `folder`, run as `python -m grader_pkg`."""
+    package = folder / "grader_pkg"
+    package.mkdir(parents=True)
+    (package / "__init__.py").write_text("")
+    (package / "__main__.py").write_text(GRADER_MAIN)
+    return package
+
+
+def _without_search_path(env):
+    return {k: v for k, v in env.items() if k not in ("PYTHONPATH", "PYTHONSAFEPATH")}
+
+
+def test_agent_env_manifest_of_a_package_agent_env_cannot_import_warns_on_stderr(plugin_env, tmp_path):
+    # Found only through PYTHONPATH or the current folder, neither of which agent-env gives the plugin: the
+    # exec is kept, stdout is the manifest alone, and stderr says what to do.
+    _grader_package(tmp_path / "pkgs")
+    through_pythonpath = dict(_without_search_path(plugin_env), PYTHONPATH=str(tmp_path / "pkgs"))
+    cases = [
+        (through_pythonpath, tmp_path, "PYTHONPATH"),
+        (_without_search_path(plugin_env), tmp_path / "pkgs", "the current folder"),
+    ]
+    for env, cwd, through in cases:
+        argv = [sys.executable, "-m", "grader_pkg", "--agent-env-manifest"]
+        done = subprocess.run(argv, env=env, cwd=cwd, capture_output=True, timeout=30)
+        assert done.returncode == 0, done.stderr
+        assert tomllib.loads(done.stdout.decode())["plugin"]["exec"] == [sys.executable, "-m", "grader_pkg"]
+        assert done.stderr.decode() == (
+            f"warning: agent-env will not find grader_pkg from another folder: this run found it through {through}, "
+            f"which agent-env does not give the plugin, and it is not installed in {sys.executable}. Install the "
+            "package into this interpreter (pip install -e . in its project folder), or, for a pip package with a "
+            "console script NAME, print its manifest with --agent-env-manifest --script NAME\n"
+        )
+        # The packaged form names the console script, which agent-env finds: nothing to warn of.
+        done = subprocess.run(
+            [sys.executable, "-m", "grader_pkg", "--agent-env-manifest", "--script", "agentenv-pkg"],
+            env=env,
+            cwd=cwd,
+            capture_output=True,
+            timeout=30,
+        )
+        assert done.returncode == 0 and done.stderr == b"", done.stderr
+
+
+def test_agent_env_manifest_of_a_package_in_a_site_packages_folder_does_not_warn(plugin_env, tmp_path):
+    # The user site-packages folder of a PYTHONUSERBASE of the test's own (a venv leaves it off sys.path, so
+    # PYTHONPATH names it too): a package installed there is this interpreter's.
+    env = dict(_without_search_path(plugin_env), PYTHONUSERBASE=str(tmp_path / "user"))
+    asked = [sys.executable, "-c", "import site; print(site.getusersitepackages())"]
+    found = subprocess.run(asked, env=env, capture_output=True, check=True, timeout=30)
+    user_site = Path(found.stdout.decode().strip())
+    _grader_package(user_site)
+    env["PYTHONPATH"] = str(user_site)
+    argv = [sys.executable, "-m", "grader_pkg", "--agent-env-manifest"]
+    done = subprocess.run(argv, env=env, cwd=tmp_path, capture_output=True, timeout=30)
+    assert done.returncode == 0, done.stderr
+    assert tomllib.loads(done.stdout.decode())["plugin"]["exec"] == [sys.executable, "-m", "grader_pkg"]
+    assert done.stderr == b""
+
+
+def test_agent_env_manifest_names_the_interpreter_by_its_normalised_path(plugin_env, tmp_path):
+    # Started as `../venv/bin/python` from a folder beside the venv, Python may report its path as
+    # `/x/loose/../venv/bin/python`; exec names `/x/venv/bin/python`, its symlinks kept (a venv's python is one).
+    loose = tmp_path / "loose"
+    loose.mkdir()
+    python = os.path.relpath(sys.executable, loose)
+    assert python.startswith(".."), python
+    _grader_package(tmp_path / "pkgs")
+    env = dict(_without_search_path(plugin_env), PYTHONPATH=str(tmp_path / "pkgs"))
+    for args, exec_argv in [
+        ([str(FIXTURE)], [sys.executable, str(FIXTURE)]),
+        (["-m", "grader_pkg"], [sys.executable, "-m", "grader_pkg"]),
+    ]:
+        done = subprocess.run(
+            [python, *args, "--agent-env-manifest"], env=env, cwd=loose, capture_output=True, timeout=30
+        )
+        assert done.returncode == 0, done.stderr
+        assert tomllib.loads(done.stdout.decode())["plugin"]["exec"] == exec_argv
 
 
 def test_agent_env_manifest_with_script_prints_what_a_pip_package_ships(plugin_env):

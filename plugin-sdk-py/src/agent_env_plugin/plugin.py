@@ -738,6 +738,8 @@ class Plugin:
             options = [SCRIPT_OPTION, options[0][len(SCRIPT_OPTION) + 1 :]]
         if not options:
             text = self.manifest()
+            if self.exec is None:
+                _warn_of_a_module_agent_env_cannot_import()
         elif len(options) == 2 and options[0] == SCRIPT_OPTION and _is_script_name(options[1]):
             text = self.manifest(packaged_exec(options[1]))
         else:
@@ -835,15 +837,80 @@ def _watch_parent(name: str) -> None:
 def _own_argv() -> List[str]:
     """This program as it was started, for a manifest's `exec`: `python -m NAME` again when it was run as a
     module of a package (its file alone would lose the package it sits in), else its executable or script."""
+    python = _interpreter()
     module = _package_module_name()
     if module:
-        return [sys.executable, "-m", module]
+        return [python, "-m", module]
     program = os.path.abspath(sys.argv[0]) if sys.argv and sys.argv[0] else ""
     if not program or not os.path.isfile(program):
-        return [sys.executable]
+        return [python]
     if program.endswith(".py") or not os.access(program, os.X_OK):
-        return [sys.executable, program]
+        return [python, program]
     return [program]
+
+
+def _interpreter() -> str:
+    """This interpreter's path as a manifest's `exec` names it: normalised (`/x/loose/../venv/bin/python` is
+    `/x/venv/bin/python`) but with its symlinks kept, since a venv's `python` is one and must stay the venv's."""
+    return os.path.normpath(sys.executable) if sys.executable else sys.executable
+
+
+def _warn_of_a_module_agent_env_cannot_import() -> None:
+    """`--agent-env-manifest` of `python -m NAME`: on stderr, a warning when NAME is not installed in this
+    interpreter and was found only through the current folder or `PYTHONPATH`, neither of which the plugin
+    has where agent-env starts it (another folder, `PYTHONSAFEPATH=1`, no `PYTHONPATH`)."""
+    module = _package_module_name()
+    found_through = _only_found_through(module) if module else None
+    if found_through is None:
+        return
+    sys.stderr.write(
+        f"warning: agent-env will not find {module} from another folder: this run found it through "
+        f"{found_through}, which agent-env does not give the plugin, and it is not installed in {_interpreter()}. "
+        "Install the package into this interpreter (pip install -e . in its project folder), or, for a pip "
+        f"package with a console script NAME, print its manifest with {wire.PRINT_MANIFEST_ARG} "
+        f"{SCRIPT_OPTION} NAME\n"
+    )
+    sys.stderr.flush()
+
+
+def _only_found_through(module: str) -> str | None:
+    """`the current folder` or `PYTHONPATH` when the package of `module` is outside this interpreter's
+    site-packages folders and this run imported it through that alone; None when agent-env finds it too (an
+    installed package, an editable install's folder, the standard library)."""
+    spec = getattr(sys.modules.get(module.partition(".")[0]), "__spec__", None)
+    folders = list(getattr(spec, "submodule_search_locations", None) or [])
+    if not folders:
+        return None
+    import site  # only on this path: `--agent-env-manifest` of a module run with `python -m`
+
+    site_folders = [*getattr(site, "getsitepackages", list)(), site.getusersitepackages()]
+    if any(_is_inside(folder, site_folders) for folder in folders):
+        return None
+    parents = {os.path.realpath(os.path.dirname(folder)) for folder in folders}
+    pythonpath = [entry for entry in os.environ.get("PYTHONPATH", "").split(os.pathsep) if entry]
+    run_only = {os.path.realpath(entry) for entry in pythonpath}
+    current = os.path.realpath(sys.path[0] or os.curdir) if sys.path and not _safe_path() else None
+    if current is not None:
+        run_only.add(current)
+    kept = {os.path.realpath(entry or os.curdir) for entry in sys.path} - run_only
+    if parents & kept or not parents & run_only:
+        return None
+    return "the current folder" if current in parents else "PYTHONPATH"
+
+
+def _safe_path() -> bool:
+    """Whether this interpreter left the current folder off `sys.path` (`-P`, `PYTHONSAFEPATH`; Python 3.11+)."""
+    return bool(getattr(sys.flags, "safe_path", False))
+
+
+def _is_inside(path: str, folders: Sequence[str]) -> bool:
+    """Whether `path` is one of `folders` or inside one, their symlinks resolved."""
+    real = os.path.realpath(path)
+    for folder in folders:
+        top = os.path.realpath(folder)
+        if real == top or real.startswith(top.rstrip(os.sep) + os.sep):
+            return True
+    return False
 
 
 def _package_module_name() -> str:
