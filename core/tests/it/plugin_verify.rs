@@ -917,7 +917,8 @@ fn an_argument_that_works_only_from_the_manifests_folder_is_not_started_even_the
 /// `shutdown` (which only the whole-session run sends);
 /// `--speaks 2-3` refuses the handshake saying it speaks protocol 2-3; `--glued` writes its answer to
 /// `initialize` and a `$/log` after it on one line, without the newline between; `--string-id` echoes
-/// `initialize`'s id as a string (`"1"` for `1`).
+/// `initialize`'s id as a string (`"1"` for `1`), `--spaced-string-id` as one with a space before it
+/// (`" 1"`).
 fn by_hand(args: &str) -> Sandbox {
     let mut sb = Sandbox::new();
     let result = r#"{"protocol":1,"plugin":{"name":"agentenv-by-hand","version":"1.0"},"contributions":[],"stores":[]}"#;
@@ -925,7 +926,7 @@ fn by_hand(args: &str) -> Sandbox {
         "by-hand.sh",
         &format!(
             r#"if [ "$AGENT_ENV_PLUGIN" != 1 ]; then echo "by-hand is an agent-env plugin" >&2; exit 2; fi
-codes=own; speaks=1; stray=0; malformed=0; glued=0; string_id=0
+codes=own; speaks=1; stray=0; malformed=0; glued=0; string_id=0; spaced_id=0
 while [ $# -gt 0 ]; do
   case "$1" in
     --codes) codes=$2; shift ;;
@@ -934,6 +935,7 @@ while [ $# -gt 0 ]; do
     --malformed-line) malformed=1 ;;
     --glued) glued=1 ;;
     --string-id) string_id=1 ;;
+    --spaced-string-id) spaced_id=1 ;;
   esac
   shift
 done
@@ -950,6 +952,7 @@ while IFS= read -r line; do
   case "$line" in
     *'"method":"initialize"'*)
       if [ "$string_id" = 1 ]; then printf '{{"jsonrpc":"2.0","id":"%s","result":%s}}\n' "$id" '{result}'
+      elif [ "$spaced_id" = 1 ]; then printf '{{"jsonrpc":"2.0","id":" %s","result":%s}}\n' "$id" '{result}'
       elif [ "$glued" = 1 ]; then printf '{{"jsonrpc":"2.0","id":%s,"result":%s}}{{"jsonrpc":"2.0","method":"$/log","params":{{"level":"info","message":"ready"}}}}\n' "$id" '{result}'
       elif [ "$speaks" = 1 ]; then printf '{{"jsonrpc":"2.0","id":%s,"result":%s}}\n' "$id" '{result}'
       else printf '{{"jsonrpc":"2.0","id":%s,"error":{{"code":-32010,"message":"no protocol in common","data":{{"kind":"protocol-mismatch","supported":{{"min":%s,"max":%s}},"requested":{{"min":1,"max":1}}}}}}}}\n' "$id" "${{speaks%-*}}" "${{speaks#*-}}"; fi ;;
@@ -1069,6 +1072,20 @@ fn an_initialize_answer_under_its_id_as_a_string_fails_at_once_naming_the_defect
         "{said}"
     );
     assert!(!said.contains("within"), "{said}");
+}
+
+/// An answer to `initialize` under a string id that is not the request's number as written (`" 1"`
+/// for `1`) is an answer under a wrong id, not said to be `"1"`: the handshake waits for its answer.
+#[test]
+fn an_initialize_answer_under_another_string_than_its_number_is_not_taken_for_it() {
+    let sb = by_hand(", \"--spaced-string-id\"");
+    let doc = sb.json(&["plugin", "verify", "agentenv-by-hand", "--json"], 1);
+    let said = message(&doc, "initialize");
+    assert!(
+        said.starts_with("it did not answer 'initialize' within 3.0 s"),
+        "{said}"
+    );
+    assert!(!said.contains("(a string)"), "{said}");
 }
 
 /// A manifest saying protocol 1 of a process that refuses the handshake saying it speaks 2-3: the

@@ -613,13 +613,14 @@ fn watch_terminal_stdout(stdout: PipeReader, name: &str) -> Arc<Mutex<Option<Str
     seen
 }
 
-/// The answer `got` gives, when its id is the number of `sent` written as a string (`"1"` for
-/// `1`): it answers the request under the wrong type of id, which the regular host fails at once too.
+/// The answer `got` gives, when its id is the number of `sent` written as a string, exactly as the
+/// number is written (`"1"` for `1`): it answers the request under the wrong type of id, which the
+/// regular host fails at once too. Any other string (`" 1"`, `"01"`) is a wrong id like any other.
 fn id_as_string(got: &Id, sent: &Id) -> Option<Answer> {
     let (Id::Text(text), Id::Number(n)) = (got, sent) else {
         return None;
     };
-    (text.trim().parse::<i64>().ok()? == *n).then_some(Answer::Malformed {
+    (*text == n.to_string()).then_some(Answer::Malformed {
         line: None,
         defect: Defect::IdAsString(*n),
     })

@@ -440,11 +440,13 @@ impl Peer {
         }
     }
 
-    /// The number of a call still waiting whose id `id` writes as a string (`"1"` for `1`).
+    /// The number of a call still waiting whose id `id` writes as a string, exactly as the number is
+    /// written (`"1"` for `1`; `" 1"`, `"01"` or `"+1"` is a wrong id like any other).
     fn number_sent_as_text(&self, id: &Id, state: &State) -> Option<i64> {
         let Id::Text(text) = id else { return None };
-        let n: i64 = text.trim().parse().ok()?;
-        matches!(state.pending.get(&Id::Number(n)), Some(None)).then_some(n)
+        let n: i64 = text.parse().ok()?;
+        let pending = matches!(state.pending.get(&Id::Number(n)), Some(None));
+        (pending && *text == n.to_string()).then_some(n)
     }
 
     /// How many bytes the other side wrote of a line it has not ended (no newline yet); 0 while

@@ -348,3 +348,31 @@ fn a_json_log_line_does_not_fail_the_call_waiting() {
     assert_eq!(answer, Ok(json!(7)));
     assert_eq!(host.noise().lines, 1);
 }
+
+/// Only the exact text of the request's number is taken for it written as a string: an answer under
+/// `" 1"`, `"01"` or `"+1"` to request 1 is an answer to an id never sent, and the call waits for its
+/// own.
+#[test]
+fn a_string_id_other_than_the_numbers_own_text_is_a_wrong_id() {
+    for wrong in [" 1", "01", "+1", "1 "] {
+        let (host, mut child_write, _child_read) = host_end(
+            Arc::new(NoHandler),
+            PeerConfig {
+                mode: ReaderMode::Callers,
+                ..PeerConfig::default()
+            },
+        );
+        let lines = format!(
+            "{}\n{{\"jsonrpc\":\"2.0\",\"id\":1,\"result\":7}}\n",
+            json!({"jsonrpc": "2.0", "id": wrong, "result": {}})
+        );
+        child_write.write_all(lines.as_bytes()).unwrap();
+        let answer = host.call("initialize", json!({}), Some(Duration::from_secs(5)));
+        assert_eq!(answer, Ok(json!(7)), "{wrong:?}");
+        assert_eq!(
+            host.noise().unsent_answer_id,
+            Some(Id::Text(wrong.into())),
+            "{wrong:?}"
+        );
+    }
+}
