@@ -918,7 +918,7 @@ fn an_argument_that_works_only_from_the_manifests_folder_is_not_started_even_the
 /// `--speaks 2-3` refuses the handshake saying it speaks protocol 2-3; `--glued` writes its answer to
 /// `initialize` and a `$/log` after it on one line, without the newline between; `--string-id` echoes
 /// `initialize`'s id as a string (`"1"` for `1`), `--spaced-string-id` as one with a space before it
-/// (`" 1"`).
+/// (`" 1"`); `--float-id` writes it as a float (`1.0`), an id no answer can be matched by.
 fn by_hand(args: &str) -> Sandbox {
     let mut sb = Sandbox::new();
     let result = r#"{"protocol":1,"plugin":{"name":"agentenv-by-hand","version":"1.0"},"contributions":[],"stores":[]}"#;
@@ -926,7 +926,7 @@ fn by_hand(args: &str) -> Sandbox {
         "by-hand.sh",
         &format!(
             r#"if [ "$AGENT_ENV_PLUGIN" != 1 ]; then echo "by-hand is an agent-env plugin" >&2; exit 2; fi
-codes=own; speaks=1; stray=0; malformed=0; glued=0; string_id=0; spaced_id=0
+codes=own; speaks=1; stray=0; malformed=0; glued=0; string_id=0; spaced_id=0; float_id=0
 while [ $# -gt 0 ]; do
   case "$1" in
     --codes) codes=$2; shift ;;
@@ -936,6 +936,7 @@ while [ $# -gt 0 ]; do
     --glued) glued=1 ;;
     --string-id) string_id=1 ;;
     --spaced-string-id) spaced_id=1 ;;
+    --float-id) float_id=1 ;;
   esac
   shift
 done
@@ -953,6 +954,7 @@ while IFS= read -r line; do
     *'"method":"initialize"'*)
       if [ "$string_id" = 1 ]; then printf '{{"jsonrpc":"2.0","id":"%s","result":%s}}\n' "$id" '{result}'
       elif [ "$spaced_id" = 1 ]; then printf '{{"jsonrpc":"2.0","id":" %s","result":%s}}\n' "$id" '{result}'
+      elif [ "$float_id" = 1 ]; then printf '{{"jsonrpc":"2.0","id":%s.0,"result":%s}}\n' "$id" '{result}'
       elif [ "$glued" = 1 ]; then printf '{{"jsonrpc":"2.0","id":%s,"result":%s}}{{"jsonrpc":"2.0","method":"$/log","params":{{"level":"info","message":"ready"}}}}\n' "$id" '{result}'
       elif [ "$speaks" = 1 ]; then printf '{{"jsonrpc":"2.0","id":%s,"result":%s}}\n' "$id" '{result}'
       else printf '{{"jsonrpc":"2.0","id":%s,"error":{{"code":-32010,"message":"no protocol in common","data":{{"kind":"protocol-mismatch","supported":{{"min":%s,"max":%s}},"requested":{{"min":1,"max":1}}}}}}}}\n' "$id" "${{speaks%-*}}" "${{speaks#*-}}"; fi ;;
@@ -1069,6 +1071,25 @@ fn an_initialize_answer_under_its_id_as_a_string_fails_at_once_naming_the_defect
         said.contains(
             "it gave a bad answer to 'initialize': it answered with the id \"1\" (a string), where the request's id was the number 1: echo the id as sent"
         ),
+        "{said}"
+    );
+    assert!(!said.contains("within"), "{said}");
+}
+
+/// An answer to `initialize` whose id cannot be read (`1.0`, neither an integer nor a string) fails
+/// the handshake at once, naming the defect, as `plugin add` does, rather than waiting out the
+/// handshake timeout: the kit makes one call at a time, so it answers that one.
+#[test]
+fn an_initialize_answer_under_an_unreadable_id_fails_at_once_naming_the_defect() {
+    let sb = by_hand(", \"--float-id\"");
+    let doc = sb.json(&["plugin", "verify", "agentenv-by-hand", "--json"], 1);
+    let said = message(&doc, "initialize");
+    assert!(
+        said.starts_with("it gave a bad answer to 'initialize': '{\"jsonrpc\":\"2.0\",\"id\":1.0,"),
+        "{said}"
+    );
+    assert!(
+        said.ends_with("is no valid message: its id 1.0 is not an integer or a string"),
         "{said}"
     );
     assert!(!said.contains("within"), "{said}");

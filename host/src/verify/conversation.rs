@@ -66,8 +66,9 @@ pub(crate) enum Answer {
     /// The plugin closed its stdout (or ended) before answering; how it ended, if it did.
     Ended(Option<Ended>),
     /// The answer came as a line meant as a message that is none (two messages on one line, no
-    /// `"jsonrpc"`...) under the call's id: the call fails at once with the defect rather than
-    /// waiting out its timeout, as it does in the regular host.
+    /// `"jsonrpc"`...) under the call's id, or with no id that can be read (an id `1.0`): the call
+    /// fails at once with the defect rather than waiting out its timeout, as it does in the
+    /// regular host.
     Malformed {
         /// Its first bytes (none for a valid message under the request's number written as a
         /// string, `"1"` for `1`).
@@ -279,7 +280,7 @@ impl Conversation {
                     exchange.answer = answer_of(result);
                     return exchange;
                 }
-                Incoming::Malformed(line, malformed) if malformed.id.as_ref() == Some(&id) => {
+                Incoming::Malformed(line, malformed) if answers(&malformed, &id) => {
                     exchange.answer = Answer::Malformed {
                         line: Some(line),
                         defect: malformed.defect,
@@ -350,7 +351,7 @@ impl Conversation {
                     early = Some(answer_of(result));
                     break;
                 }
-                Incoming::Malformed(line, malformed) if malformed.id.as_ref() == Some(outer_id) => {
+                Incoming::Malformed(line, malformed) if answers(&malformed, outer_id) => {
                     early = Some(Answer::Malformed {
                         line: Some(line),
                         defect: malformed.defect,
@@ -432,8 +433,8 @@ impl Conversation {
     }
 
     /// The next message before `deadline`, counting noise lines on the way; `None` at the deadline.
-    /// A malformed line is counted too, and an answer among them with a readable id is passed on,
-    /// so that the call it answers fails at once.
+    /// A malformed line is counted too, and one meant as an answer ([`meant_as_answer`]) is passed
+    /// on, so that the call it answers fails at once.
     fn next(&mut self, deadline: Instant) -> Option<Incoming> {
         loop {
             if self.stdout_closed {
@@ -444,7 +445,7 @@ impl Conversation {
                 Ok(Incoming::Noise(line)) => self.noise.stray(line),
                 Ok(Incoming::Malformed(line, malformed)) => {
                     self.noise.malformed(line.clone(), malformed.defect.clone());
-                    if !malformed.has_method && malformed.id.is_some() {
+                    if meant_as_answer(&malformed) {
                         return Some(Incoming::Malformed(line, malformed));
                     }
                 }
@@ -624,6 +625,21 @@ fn id_as_string(got: &Id, sent: &Id) -> Option<Answer> {
         line: None,
         defect: Defect::IdAsString(*n),
     })
+}
+
+/// Whether a malformed line is taken for an answer, as the regular host's peer takes it: no method,
+/// and an id that can be read, or, with none (an id `1.0`, `null`, a piece of a pretty-printed
+/// message), a line that says it is JSON-RPC or is shaped as a message gone wrong. A JSON log line
+/// with no `"jsonrpc"` and no id to go by (`{"error":"disk full","id":null}`) is not.
+fn meant_as_answer(malformed: &Malformed) -> bool {
+    !malformed.has_method && (malformed.id.is_some() || malformed.defect != Defect::NoVersion)
+}
+
+/// Whether a malformed answer ([`meant_as_answer`]) answers the call `sent`: under its id, or with no
+/// id to go by, as the kit makes one call at a time and the regular host takes it for the one call
+/// waiting.
+fn answers(malformed: &Malformed, sent: &Id) -> bool {
+    malformed.id.as_ref().is_none_or(|id| id == sent)
 }
 
 fn answer_of(result: Result<Value, RpcError>) -> Answer {
