@@ -198,10 +198,10 @@ fn refuse_problems(problems: Vec<Value>) -> ApiResult<()> {
 /// nor stored is a 404, as for any read).
 async fn runnable(s: &Shared, task_id: &str, version: Option<i64>) -> ApiResult<Runnable> {
     // Versions start at 1, as the query's `version` holds them.
-    if let Some(v) = version.filter(|v| *v < FIRST_VERSION) {
+    if version.is_some_and(|v| v < FIRST_VERSION) {
         return Err(ApiError::invalid(
             &["body", "version"],
-            format!("Input should be greater than or equal to {FIRST_VERSION} (got {v})"),
+            format!("Input should be greater than or equal to {FIRST_VERSION}"),
             "greater_than_equal",
         ));
     }

@@ -1658,6 +1658,11 @@ fn a_version_below_1_is_a_422_in_a_body_as_in_a_query() {
         );
         assert_eq!(r.expect(422).detail()[0]["loc"], json!(["body", "version"]));
         assert_eq!(r.detail()[0]["type"], "greater_than_equal");
+        // One sentence for the rule wherever it is broken, the query's and a group's count's.
+        assert_eq!(
+            r.detail()[0]["msg"],
+            "Input should be greater than or equal to 1"
+        );
         let r = server.post(
             &format!("/api/v1/tasks/{task}/runs"),
             &json!({"version": v}).to_string(),
@@ -1669,6 +1674,10 @@ fn a_version_below_1_is_a_422_in_a_body_as_in_a_query() {
             json!(["query", "version"])
         );
         assert_eq!(r.detail()[0]["type"], "greater_than_equal");
+        assert_eq!(
+            r.detail()[0]["msg"],
+            "Input should be greater than or equal to 1"
+        );
     }
     assert_eq!(
         server.get("/api/v1/workflows").json()["total"],
