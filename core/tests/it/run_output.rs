@@ -5,6 +5,7 @@
 use serde_json::Value;
 
 use crate::support::run::{fixture, Ran, Sandboxed};
+use agent_env_test_support::terminal::on_a_whole_terminal;
 
 const PACKAGE: &str = "agentenv-fixture-works";
 
@@ -209,56 +210,6 @@ fn without_verbose_plugin_output_goes_only_to_the_log_and_progress_is_plain_line
         path.display()
     )));
     assert!(log.contains(" stderr: chatty: a line on stderr"));
-}
-
-/// Runs `cmd` with its stdout and stderr on one new pseudo-terminal, as a person at a terminal runs
-/// it: its exit code and every byte the terminal got, escape codes and `\r` as they came.
-fn on_a_whole_terminal(mut cmd: std::process::Command) -> (i32, String) {
-    use std::io::Read;
-    use std::os::fd::{FromRawFd, OwnedFd};
-    let (mut leader, mut follower) = (0, 0);
-    // SAFETY: openpty writes the two fds it opens; the name, termios and window size may be null.
-    let opened = unsafe {
-        libc::openpty(
-            &mut leader,
-            &mut follower,
-            std::ptr::null_mut(),
-            std::ptr::null(),
-            std::ptr::null(),
-        )
-    };
-    assert_eq!(opened, 0, "no pseudo-terminal");
-    // SAFETY: both fds were just opened, and nothing else owns them.
-    let (leader, follower) =
-        unsafe { (OwnedFd::from_raw_fd(leader), OwnedFd::from_raw_fd(follower)) };
-    let stderr = follower.try_clone().expect("a second fd on the terminal");
-    let mut child = cmd
-        .stdout(std::process::Stdio::from(follower))
-        .stderr(std::process::Stdio::from(stderr))
-        .spawn()
-        .expect("start agent-env");
-    // The command holds the parent's copies of the follower: dropped, the child's are the last.
-    drop(cmd);
-    let mut terminal = std::fs::File::from(leader);
-    let reader = std::thread::spawn(move || {
-        let mut shown = Vec::new();
-        let mut buf = [0u8; 65536];
-        // The read fails (EIO) once the child's end is closed.
-        while let Ok(n) = terminal.read(&mut buf) {
-            if n == 0 {
-                break;
-            }
-            shown.extend_from_slice(&buf[..n]);
-        }
-        shown
-    });
-    let code = child
-        .wait()
-        .expect("wait for agent-env")
-        .code()
-        .unwrap_or(-1);
-    let shown = reader.join().expect("the terminal's reader");
-    (code, String::from_utf8_lossy(&shown).into_owned())
 }
 
 /// A dumb terminal (an editor's shell, a CI log viewer that fakes one) shows escape codes as text:

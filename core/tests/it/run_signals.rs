@@ -682,54 +682,15 @@ fn a_cancelled_step_not_yet_ended_is_said_stopping_not_still_running() {
 /// Runs `./nap` with its stderr on a pseudo-terminal, so that its progress is a bar drawn in place;
 /// sends `signal` once the bar is up; what the terminal showed, raw, and the exit code.
 fn nap_on_a_terminal_until(s: &Sandboxed, signal: i32) -> (String, Option<i32>) {
-    use std::io::Read;
-    use std::os::fd::{FromRawFd, OwnedFd};
-    let (mut leader, mut follower) = (0, 0);
-    // SAFETY: openpty writes the two fds it opens; the name, termios and window size may be null.
-    let opened = unsafe {
-        libc::openpty(
-            &mut leader,
-            &mut follower,
-            std::ptr::null_mut(),
-            std::ptr::null(),
-            std::ptr::null(),
-        )
-    };
-    assert_eq!(opened, 0, "no pseudo-terminal");
-    // SAFETY: both fds were just opened, and nothing else owns them.
-    let (leader, follower) =
-        unsafe { (OwnedFd::from_raw_fd(leader), OwnedFd::from_raw_fd(follower)) };
-    let mut cmd = s.command(&["run", "./nap"]);
-    cmd.stdout(Stdio::null()).stderr(Stdio::from(follower));
-    let mut child = cmd.spawn().unwrap();
-    // The command holds the parent's copy of the follower: dropped, the child's are the last.
-    drop(cmd);
-    let shown = std::sync::Arc::new(std::sync::Mutex::new(Vec::new()));
-    let reader = {
-        let shown = shown.clone();
-        let mut terminal = std::fs::File::from(leader);
-        std::thread::spawn(move || {
-            let mut buf = [0u8; 65536];
-            // The read fails (EIO) once the child's end is closed.
-            while let Ok(n) = terminal.read(&mut buf) {
-                if n == 0 {
-                    break;
-                }
-                shown.lock().unwrap().extend_from_slice(&buf[..n]);
-            }
-        })
-    };
-    wait_for("the progress bar", || {
-        String::from_utf8_lossy(&shown.lock().unwrap()).contains("napping")
-    });
+    let (mut child, screen) =
+        agent_env_test_support::terminal::stderr_on_a_terminal(s.command(&["run", "./nap"]));
+    wait_for("the progress bar", || screen.so_far().contains("napping"));
     // SAFETY: sends a signal to the child we started.
     unsafe {
         libc::kill(child.id() as i32, signal);
     }
     let code = child.wait().unwrap().code();
-    reader.join().unwrap();
-    let shown = String::from_utf8_lossy(&shown.lock().unwrap()).into_owned();
-    (shown, code)
+    (screen.finish(), code)
 }
 
 /// On a terminal, what the signal says starts on a line of its own, not after the progress bar on
