@@ -122,11 +122,17 @@ impl<'a> Paths<'a> {
     /// [`XDG_BASE_VARS`]. An empty one is unset, as the spec says, and said nothing of. Paths made
     /// [`Paths::noting`] say only the variables their lookups read.
     pub fn ignored_relative_vars(&self) -> Vec<String> {
-        let asked = self.asked.map(|a| a.load(Ordering::Relaxed));
+        let asked = self.asked.map_or(u8::MAX, |a| a.load(Ordering::Relaxed));
+        self.ignored_relative_vars_of(asked)
+    }
+
+    /// As [`Paths::ignored_relative_vars`], of the variables whose bits (their places in
+    /// [`XDG_BASE_VARS`]) `vars` sets.
+    pub fn ignored_relative_vars_of(&self, vars: u8) -> Vec<String> {
         XDG_BASE_VARS
             .iter()
             .enumerate()
-            .filter(|(bit, _)| asked.is_none_or(|mask| mask & (1 << bit) != 0))
+            .filter(|(bit, _)| vars & (1 << bit) != 0)
             .filter_map(|(_, (name, default))| {
                 let value = self.env.var_os(name)?;
                 if value.is_empty() || Path::new(value).is_absolute() {

@@ -52,6 +52,8 @@ pub struct Session {
     host_timeouts: OnceLock<(HostConfig, Vec<HostConfigError>)>,
     /// Which XDG variables the command's folder lookups read (see `ignored_relative_vars`).
     paths_asked: std::sync::atomic::AtomicU8,
+    /// Which of them were warned of already (see `take_ignored_relative_vars`).
+    paths_said: std::sync::atomic::AtomicU8,
 }
 
 impl Session {
@@ -68,6 +70,7 @@ impl Session {
             plugin_warnings_taken: std::sync::atomic::AtomicBool::new(false),
             host_timeouts: OnceLock::new(),
             paths_asked: std::sync::atomic::AtomicU8::new(0),
+            paths_said: std::sync::atomic::AtomicU8::new(0),
         }
     }
 
@@ -125,9 +128,13 @@ impl Session {
 
     /// The warnings for the XDG base-directory variables set to a relative path, which agent-env
     /// ignores as the spec says ([`Paths::ignored_relative_vars`]): only those a folder the command
-    /// used was looked up through, so `--help` says nothing of the state folder it never uses.
-    pub fn ignored_relative_vars(&self) -> Vec<String> {
-        self.paths().ignored_relative_vars()
+    /// used was looked up through, so `--help` says nothing of the state folder it never uses, and
+    /// each once: a run says those its folders read before it starts, `cli::main` those read later.
+    pub fn take_ignored_relative_vars(&self) -> Vec<String> {
+        use std::sync::atomic::Ordering;
+        let asked = self.paths_asked.load(Ordering::Relaxed);
+        let said_before = self.paths_said.fetch_or(asked, Ordering::Relaxed);
+        Paths::new(&self.env).ignored_relative_vars_of(asked & !said_before)
     }
 
     /// The config document: `$AGENT_ENV_CONFIG`, else the nearest `.agentenv/config.toml` above the

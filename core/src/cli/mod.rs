@@ -112,7 +112,7 @@ pub fn main() -> i32 {
     }
     // An XDG base-directory variable set to a relative path is ignored, as the spec says: a job that
     // set one would otherwise not learn where its state went.
-    for warning in session.ignored_relative_vars() {
+    for warning in session.take_ignored_relative_vars() {
         term.warn(warning);
     }
     let code = match result {

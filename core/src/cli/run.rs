@@ -264,9 +264,10 @@ impl Watch<'_> {
                     message,
                 });
             }
-            // An XDG variable set to a relative path, which the run's folders did not take:
-            // `cli::main` says it on stderr as for every command; the document carries it too.
-            for message in session.ignored_relative_vars() {
+            // An XDG variable set to a relative path that a lookup after the run's start read
+            // (the run said those before it, `run::bundle_warnings`): said here, in the document too.
+            for message in session.take_ignored_relative_vars() {
+                term.warn(&message);
                 collector.event(&RunEvent::Warning {
                     task_path: None,
                     message,

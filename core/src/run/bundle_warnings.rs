@@ -7,7 +7,10 @@ use crate::session::Session;
 /// - each `[stores.<kind>]` section the run does not read that names a plugin's store no installed
 ///   plugin provides: it stops nothing here, but `config check` and the runs that read the section
 ///   fail on it;
-/// - what the @local stores the run writes have to warn of (a `local.db` cut to 0 bytes).
+/// - what the @local stores the run writes have to warn of (a `local.db` cut to 0 bytes);
+/// - an XDG variable set to a relative path that the run's state folder was looked up through
+///   (ignored, as the spec says): before the run, so that a person learns where its state goes
+///   while it runs.
 pub fn before_run(session: &Session) -> Vec<String> {
     let config = session.config();
     let unread_stores = match config.path {
@@ -19,5 +22,10 @@ pub fn before_run(session: &Session) -> Vec<String> {
         None => Vec::new(),
     };
     let local = super::local_stores::warnings(&session.paths().state_root());
-    unread_stores.into_iter().chain(local).collect()
+    let relative_vars = session.take_ignored_relative_vars();
+    unread_stores
+        .into_iter()
+        .chain(local)
+        .chain(relative_vars)
+        .collect()
 }

@@ -176,6 +176,18 @@ fn a_relative_xdg_state_home_is_ignored_and_said() {
     );
     assert!(used.join("agent-env/document_store/local.db").exists());
     assert!(!s.home().join("relstate").exists());
+    // Said once, and before the run's first task (as the run's log, in the run's order, shows), so a
+    // person learns where its state goes while it runs.
+    assert_eq!(stderr.matches("XDG_STATE_HOME is").count(), 1, "{stderr}");
+    let logs: Vec<_> = std::fs::read_dir(used.join("agent-env/logs"))
+        .unwrap()
+        .flatten()
+        .collect();
+    assert_eq!(logs.len(), 1);
+    let log = std::fs::read_to_string(logs[0].path()).unwrap();
+    let said_at = log.find("XDG_STATE_HOME is 'relstate'").expect(&log);
+    let first_task = log.find("[tasks/").expect(&log);
+    assert!(said_at < first_task, "{log}");
     // A script reading `--json` finds it in the document's warnings, and once on stderr.
     let out = s
         .command(&["run", "hello", "--json"])
