@@ -218,3 +218,52 @@ fn a_relative_xdg_state_home_is_ignored_and_said() {
         assert!(!stderr.contains("XDG_STATE_HOME"), "{quiet:?}: {stderr}");
     }
 }
+
+/// A uid the user database has no entry for (a container run as `--user 54321`), with HOME unset
+/// and its folders given by XDG_* and AGENT_ENV_*: agent-env finds no home and runs. (A static
+/// agent-env that asked glibc for the entry crashed there, in the lookup module systemd adds.)
+#[test]
+fn a_user_the_user_database_does_not_list_runs_with_its_folders_given() {
+    use std::os::unix::fs::PermissionsExt;
+    use std::os::unix::process::CommandExt;
+    const UNLISTED: u32 = 54_321;
+    let s = Sandboxed::new();
+    // SAFETY: geteuid only reads this process's effective user id.
+    let as_root = unsafe { libc::geteuid() } == 0;
+    let base = s.dir.path();
+    let mut cmd = s.command(&["run", "hello", "--json"]);
+    cmd.env_remove("HOME");
+    if as_root {
+        // Run from a copy inside the temp folder (the build's own folder may be closed to others),
+        // with the folders it writes made its own.
+        let binary = base.join("agent-env");
+        std::fs::copy(crate::support::AGENT_ENV, &binary).unwrap();
+        std::fs::set_permissions(base, std::fs::Permissions::from_mode(0o755)).unwrap();
+        for folder in ["home", "state", "data", "config", "plugins", "sandboxes"] {
+            let folder = base.join(folder);
+            std::fs::create_dir_all(&folder).unwrap();
+            std::os::unix::fs::chown(&folder, Some(UNLISTED), Some(UNLISTED)).unwrap();
+        }
+        let args: Vec<_> = cmd.get_args().map(|a| a.to_os_string()).collect();
+        let envs: Vec<_> = cmd
+            .get_envs()
+            .map(|(k, v)| (k.to_os_string(), v.map(|v| v.to_os_string())))
+            .collect();
+        let mut as_unlisted = std::process::Command::new(&binary);
+        as_unlisted.env_clear().args(args).current_dir(s.home());
+        for (key, value) in envs {
+            if let Some(value) = value {
+                as_unlisted.env(key, value);
+            }
+        }
+        as_unlisted.env("PATH", "/usr/bin:/bin");
+        as_unlisted.uid(UNLISTED).gid(UNLISTED);
+        cmd = as_unlisted;
+    }
+    let out = cmd.output().unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(0), "{:?}: {stderr}", out.status);
+    let doc: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(doc["status"], "passed", "{doc:#}");
+    assert!(s.state().join("document_store/local.db").exists());
+}
