@@ -7,8 +7,10 @@ use super::mask::mask_table;
 use super::plugins::{plugin_tables, InstalledPackage, Owner};
 use super::sections::{sections, SectionView, SECTION_ORDER};
 use super::warnings::warnings;
+use crate::environment::Environment;
+use crate::paths::Paths;
 use serde::Serialize;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use toml::{Table, Value};
 
 /// What `config show --json` prints.
@@ -115,11 +117,15 @@ pub fn show(
         } else {
             plugins_view(doc, installed)
         },
-        runs: runs_view(
-            state_root,
-            env("HOME").map(std::path::PathBuf::from).as_deref(),
-        ),
+        runs: runs_view(state_root, session_home(env).as_deref()),
     }
+}
+
+/// The home folder the session uses for the `HOME` that `env` gives ([`Paths::home_dir`]): an empty
+/// or relative `HOME` is not it, so the `runs:` paths show `~/` as the other lines do.
+fn session_home(env: &dyn Fn(&str) -> Option<String>) -> Option<PathBuf> {
+    let home = env("HOME").map(|home| ("HOME", home));
+    Paths::new(&Environment::from_vars(home, Path::new("/"))).home_dir()
 }
 
 fn plugins_view(doc: &ConfigDocument, installed: &[InstalledPackage]) -> PluginsView {

@@ -571,6 +571,25 @@ fn json_has_the_reference_keys() {
     assert_eq!(table["keys"], serde_json::json!(["x"]));
 }
 
+/// An empty HOME is not the home folder (the session uses the user database's): the `runs:` paths are
+/// not shown under a `~` made of it (`~//tmp/…`).
+#[test]
+fn an_empty_home_leaves_the_runs_paths_whole() {
+    let p = Project::new("");
+    let json = p.json(&[("HOME", "")], &["config", "show", "--json"]);
+    let state = p.home.join(".local/state/agent-env");
+    assert_eq!(
+        json["runs"]["bundle_run"]["documents"],
+        state.join("document_store/local.db").display().to_string(),
+        "{json:#}"
+    );
+    assert_eq!(
+        json["runs"]["bundle_run"]["objects"],
+        state.join("object_store").display().to_string(),
+        "{json:#}"
+    );
+}
+
 #[test]
 fn references_print_as_written_and_nothing_is_created() {
     let p = Project::new("[stores.object]\nimpl = \"agent_env.store.object_store:LocalFilesystemObjectStore\"\nconfig = { root = \"env:NOPE?/tmp/x\" }\n");
