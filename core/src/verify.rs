@@ -59,11 +59,13 @@ pub enum VerifyCommandError {
         /// Why.
         reason: String,
     },
-    /// The scratch folder for the step's stores could not be made.
-    #[error("cannot make a scratch folder for the step's stores under {dir}: {reason}")]
+    /// The scratch folder for the step's stores could not be made in the temporary folder.
+    #[error("cannot make a scratch folder for the step's stores under {dir} ({chosen_by}): {reason}; set TMPDIR to a folder you can write")]
     Scratch {
-        /// Where.
+        /// The temporary folder.
         dir: String,
+        /// What chose it: TMPDIR, or the default when TMPDIR is not set.
+        chosen_by: &'static str,
         /// Why.
         reason: String,
     },
@@ -341,16 +343,16 @@ struct ScratchStores {
 
 impl ScratchStores {
     fn new(session: &Session) -> Result<ScratchStores, VerifyCommandError> {
-        let tmp = session
-            .env()
-            .var_os("TMPDIR")
-            .map(PathBuf::from)
-            .unwrap_or_else(|| PathBuf::from("/tmp"));
+        let (tmp, chosen_by) = match session.env().var_os("TMPDIR") {
+            Some(tmp) => (PathBuf::from(tmp), "TMPDIR"),
+            None => (PathBuf::from("/tmp"), "the default, TMPDIR being unset"),
+        };
         let mut bytes = [0u8; 8];
         let _ = getrandom::getrandom(&mut bytes);
         let dir = tmp.join(format!("agent-env-verify-{}", hex::encode(bytes)));
         std::fs::create_dir_all(&dir).map_err(|e| VerifyCommandError::Scratch {
             dir: tmp.display().to_string(),
+            chosen_by,
             reason: e.to_string(),
         })?;
         let env = Arc::new(Environment::from_vars(

@@ -350,6 +350,26 @@ fn an_unknown_package_and_a_bad_step_are_errors_that_say_what_to_give() {
     }
 }
 
+/// A TMPDIR the scratch folder cannot be made in (a file here: the tests run as root, whom a
+/// read-only folder does not stop) is named as TMPDIR, with what to do.
+#[test]
+fn a_tmpdir_that_cannot_hold_the_scratch_folder_is_named_with_what_to_do() {
+    let mut sb = faults("");
+    let tmp = sb.dir().join("not-a-folder");
+    std::fs::write(&tmp, "").unwrap();
+    sb.set("TMPDIR", tmp.to_str().unwrap());
+    let out = sb.run(&["plugin", "verify", "fixture-verify", "--step", STEP]);
+    assert_eq!(out.status.code(), Some(1));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains(&format!(
+            "cannot make a scratch folder for the step's stores under {} (TMPDIR): ",
+            tmp.display()
+        )) && err.contains("; set TMPDIR to a folder you can write"),
+        "{err}"
+    );
+}
+
 #[test]
 fn a_project_folder_is_told_to_be_added_first() {
     let sb = faults("");
