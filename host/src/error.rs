@@ -52,14 +52,42 @@ impl FailureContext {
     }
 }
 
+/// The `PATH` a bare executable name was looked for on.
+#[derive(Debug, Clone, PartialEq)]
+pub enum SearchedPath {
+    /// `PATH`'s folders, as the variable writes them.
+    Folders(String),
+    /// `PATH` is not set, so no folder was searched.
+    Unset,
+}
+
+/// How a missing executable is said, with what to do: a bare name is not on `PATH` (the folders
+/// searched shown), a path does not exist.
+fn missing(ctx: &FailureContext, searched: Option<&SearchedPath>) -> String {
+    let (executable, manifest) = (&ctx.executable, &ctx.manifest_path);
+    match searched {
+        Some(SearchedPath::Folders(path)) => format!(
+            "its executable {executable} is not on PATH ({path}); install it or add its folder to PATH, or fix 'exec' in {manifest}"
+        ),
+        Some(SearchedPath::Unset) => format!(
+            "its executable {executable} is not on PATH, which is not set; set PATH to include its folder, or fix 'exec' in {manifest}"
+        ),
+        None => format!(
+            "its executable {executable} does not exist; fix 'exec' in {manifest} or reinstall the plugin"
+        ),
+    }
+}
+
 /// Why a plugin could not be started or a call to it failed.
 #[derive(Debug, Clone, PartialEq, thiserror::Error)]
 pub enum HostError {
-    /// `not-found`: the executable does not exist.
-    #[error("plugin {} cannot start: its executable {} does not exist; fix 'exec' in {} or reinstall the plugin", .ctx.package, .ctx.executable, .ctx.manifest_path)]
+    /// `not-found`: the executable does not exist, or a bare name is in no folder of `PATH`.
+    #[error("plugin {} cannot start: {}", .ctx.package, missing(.ctx, .searched.as_ref()))]
     NotFound {
         /// Who failed.
         ctx: Box<FailureContext>,
+        /// For a bare name: the `PATH` it was looked for on.
+        searched: Option<SearchedPath>,
     },
 
     /// `not-executable`: the file exists but cannot be executed.
@@ -262,7 +290,7 @@ pub enum HostError {
 macro_rules! failure_context {
     ($error:expr) => {
         match $error {
-            HostError::NotFound { ctx }
+            HostError::NotFound { ctx, .. }
             | HostError::NotExecutable { ctx, .. }
             | HostError::SpawnFailed { ctx, .. }
             | HostError::ExitedAtStart { ctx, .. }
@@ -651,7 +679,10 @@ mod tests {
 
     #[test]
     fn a_plugin_that_never_ran_has_no_stderr_to_speak_of() {
-        let e = HostError::NotFound { ctx: ctx(&[]) };
+        let e = HostError::NotFound {
+            ctx: ctx(&[]),
+            searched: None,
+        };
         assert!(!e.to_string().contains("stderr"), "{e}");
     }
 

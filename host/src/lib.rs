@@ -68,7 +68,7 @@ pub use config::{
     MAX_SECONDS, START_TIMEOUT_VAR, STEP_TIMEOUT_GRACE,
 };
 pub use diagnosis::{noise_warning, shutdown_exit_warning, Diagnosis, FailureSummary};
-pub use error::{FailureContext, HostError};
+pub use error::{FailureContext, HostError, SearchedPath};
 pub use exit::{signal_name, Ended};
 pub use pool::{stop_together, PluginHost};
 pub use process::{PluginProcess, StartFailure, CRASH_LOOP_LIMIT, STDERR_CATCH_UP};

@@ -10,6 +10,7 @@
 use std::io;
 
 use crate::config::HostConfig;
+use crate::error::SearchedPath;
 use std::ffi::OsString;
 use std::io::{PipeReader, PipeWriter};
 use std::os::fd::{AsRawFd, OwnedFd, RawFd};
@@ -61,6 +62,18 @@ pub enum ResolveError {
 /// Why an executable cannot be used when a folder on its path may not be searched.
 pub(crate) const FOLDER_NOT_SEARCHABLE: &str =
     "a folder on its path may not be searched by this user (permission denied)";
+
+/// Where [`resolve_executable`] looked for `program`: for a bare name, this process's `PATH`;
+/// `None` for a path.
+pub(crate) fn searched_path(program: &str) -> Option<SearchedPath> {
+    if program.is_empty() || program.contains('/') {
+        return None;
+    }
+    Some(match std::env::var_os("PATH") {
+        Some(path) => SearchedPath::Folders(path.to_string_lossy().into_owned()),
+        None => SearchedPath::Unset,
+    })
+}
 
 /// Finds the file `program` names: a path (anything with a `/`) as is, a bare name on `PATH`.
 pub fn resolve_executable(program: &str) -> Result<PathBuf, ResolveError> {

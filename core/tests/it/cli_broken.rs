@@ -133,3 +133,25 @@ fn a_command_that_crashes_mid_run_reports_it() {
     assert!(err.contains("SIGABRT"), "{err}");
     assert!(err.contains("cli.run"), "{err}");
 }
+
+/// A bare `exec` name on no folder of PATH (an interpreter a minimal machine lacks) is said to be not
+/// on PATH, with the PATH searched, not said not to exist.
+#[test]
+fn an_exec_name_not_on_path_is_said_with_the_path_searched() {
+    let s = sandbox("[\"agentenv-python-nope\", \"/x/p.py\"]");
+    let manifest = s
+        .dir()
+        .join("plugins/agentenv-broken/agent-env-plugin.toml");
+    let out = s.run(&["broken"]);
+    assert_eq!(out.status.code(), Some(1), "{}", text(&out));
+    assert!(
+        stderr(&out).contains(&format!(
+            "plugin agentenv-broken cannot start: its executable agentenv-python-nope is not on PATH ({}); install it or add its folder to PATH, or fix 'exec' in {}",
+            s.dir().join("bin").display(),
+            manifest.display()
+        )),
+        "{}",
+        text(&out)
+    );
+    assert!(!stderr(&out).contains("does not exist"), "{}", text(&out));
+}

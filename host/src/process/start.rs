@@ -150,7 +150,9 @@ impl PluginProcess {
             Ok(path) => path,
             Err(ResolveError::NotFound(_)) => {
                 let ctx = attempt.ctx(None);
-                return Err(attempt.fail(config.grace, None, HostError::NotFound { ctx }));
+                let searched = spawn::searched_path(spec.program());
+                let error = HostError::NotFound { ctx, searched };
+                return Err(attempt.fail(config.grace, None, error));
             }
             Err(ResolveError::NotExecutable { path, reason }) => {
                 attempt.executable = Some(path);
@@ -272,7 +274,10 @@ fn launch_error(ctx: Box<FailureContext>, executable: &Path, e: LaunchError) -> 
                 ctx,
                 reason: "the file exists but cannot be run: the interpreter on its #! line or its dynamic loader is missing".into(),
             },
-            std::io::ErrorKind::NotFound => HostError::NotFound { ctx },
+            std::io::ErrorKind::NotFound => HostError::NotFound {
+                ctx,
+                searched: None,
+            },
             _ if e.raw_os_error() == Some(libc::ENOEXEC) => HostError::SpawnFailed {
                 ctx,
                 reason: "the file is not a program this system can run (wrong architecture, or a script without a #! line)".into(),

@@ -48,7 +48,21 @@ fn a_missing_executable_is_not_found() {
     assert_eq!(f.diagnosis.failure.as_ref().unwrap().code, "not-found");
     let mut bare = spec("fixture-works", "agentenv-missing");
     bare.argv = vec!["agentenv-surely-not-on-path".into()];
-    assert_eq!(start_failure(bare).error.code(), "not-found");
+    let f = start_failure(bare);
+    assert_eq!(f.error.code(), "not-found");
+    // A bare name is looked for on PATH, not at a path: said so, with the folders searched.
+    let path = std::env::var("PATH").unwrap();
+    assert_names(
+        &f.error.to_string(),
+        &[&format!(
+            "its executable agentenv-surely-not-on-path is not on PATH ({path}); install it or add its folder to PATH, or fix 'exec' in "
+        )],
+    );
+    assert!(
+        !f.error.to_string().contains("does not exist"),
+        "{}",
+        f.error
+    );
     host_carries_on();
 }
 
