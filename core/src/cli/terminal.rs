@@ -6,7 +6,10 @@
 //! exit code, printing nothing about the pipe. The same holds for a closed stderr. Nothing here panics.
 //!
 //! Any other failure to write stdout (a full disk, an I/O error) loses output a script relies on: it
-//! is kept ([`Terminal::stdout_failure`]), and the command's exit says so, never 0.
+//! is kept ([`Terminal::stdout_failure`]), and the command's exit says so, never 0. A stdout that was
+//! never open (`agent-env … >&-`) is such a failure too, not a reader that went away: the Rust runtime
+//! puts `/dev/null` where it finds no stdout, before `main`, so whether one was there is noted earlier
+//! still ([`STDOUT_CLOSED_AT_START`]).
 //!
 //! Every secret value the invocation holds is masked on the way out ([`redaction`]): a plugin's stderr,
 //! a store's error or a step's message may quote one, and none of them reaches the screen or a pipe.
@@ -28,6 +31,24 @@ use crate::redaction;
 
 /// Back to the start of the line, and erase it: where a progress line is drawn again.
 pub(crate) const ERASE_LINE: &[u8] = b"\r\x1b[2K";
+
+/// Whether this process started without a stdout (fd 1 not open), noted before the Rust runtime
+/// opens `/dev/null` there: whatever is written to stdout is then lost.
+static STDOUT_CLOSED_AT_START: AtomicBool = AtomicBool::new(false);
+
+/// Runs [`note_stdout_at_start`] as the process starts, before `main` and the Rust runtime.
+#[cfg(any(target_os = "linux", target_vendor = "apple"))]
+#[used]
+#[cfg_attr(target_os = "linux", link_section = ".init_array")]
+#[cfg_attr(target_vendor = "apple", link_section = "__DATA,__mod_init_func")]
+static NOTE_STDOUT_AT_START: extern "C" fn() = note_stdout_at_start;
+
+extern "C" fn note_stdout_at_start() {
+    // SAFETY: F_GETFD only reads fd 1's descriptor flags; it fails with EBADF when fd 1 is not open.
+    if unsafe { libc::fcntl(libc::STDOUT_FILENO, libc::F_GETFD) } == -1 {
+        STDOUT_CLOSED_AT_START.store(true, Ordering::Relaxed);
+    }
+}
 
 /// Where this process's last write to stderr through a [`Terminal`] left the cursor, for a notice
 /// written from elsewhere (a signal's) to start on a line of its own ([`eprint_notice`]).
@@ -152,6 +173,13 @@ impl Terminal {
     /// (`store get URL` of their own object), never for a message.
     pub fn print_verbatim(&self, text: &str) {
         self.stdout_written.store(true, Ordering::Relaxed);
+        if STDOUT_CLOSED_AT_START.load(Ordering::Relaxed) {
+            // What the runtime put there is /dev/null: the text would be lost without a word.
+            let never_open = io::Error::from_raw_os_error(libc::EBADF);
+            let _ = self.stdout_failure.set(never_open.to_string());
+            self.stdout_closed.store(true, Ordering::Relaxed);
+            return;
+        }
         if let Some(e) = write_to(&mut io::stdout().lock(), &self.stdout_closed, text) {
             let _ = self.stdout_failure.set(e.to_string());
         }

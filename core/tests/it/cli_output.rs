@@ -188,6 +188,32 @@ fn a_stdout_on_a_full_disk_fails_the_command() {
     }
 }
 
+/// A stdout that was never open (`>&-`) loses the output as a full disk does: said, and never exit 0
+/// (the Rust runtime puts /dev/null there, which would take the output without a word).
+#[test]
+fn a_stdout_that_was_never_open_fails_the_command() {
+    use std::os::unix::process::CommandExt;
+    let s = Sandboxed::new();
+    for args in [&["run", "hello", "--json"][..], &["config", "show"]] {
+        let mut cmd = s.command(args);
+        // SAFETY: close is async-signal-safe; it runs in the child, after its stdio is set up.
+        unsafe {
+            cmd.pre_exec(|| {
+                libc::close(libc::STDOUT_FILENO);
+                Ok(())
+            });
+        }
+        let out = cmd.output().expect("run agent-env");
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(1), "{args:?}: {stderr}");
+        assert!(
+            stderr
+                .contains("could not write the output to stdout: Bad file descriptor (os error 9)"),
+            "{args:?}: {stderr}"
+        );
+    }
+}
+
 /// The commands that warn on stderr (unsafe paths, a plugin's stray stdout lines) warn through the
 /// same writer: a closed stderr, or both streams closed, changes nothing but what is seen.
 #[test]
