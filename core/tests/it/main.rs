@@ -63,6 +63,7 @@ mod run_task_file_problems;
 mod run_timeouts;
 mod secret_masking;
 mod state_moved;
+mod state_path_too_long;
 mod store_cli;
 mod store_command_notes;
 mod store_dispatch;

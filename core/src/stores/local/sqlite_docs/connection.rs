@@ -799,6 +799,11 @@ pub fn sqlite_error(path: &Path, err: &rusqlite::Error) -> StoreError {
     if err.sqlite_error_code() == Some(ErrorCode::ConstraintViolation) {
         return StoreError::DuplicateKey(format!("duplicate key: {err}"));
     }
+    if err.sqlite_error_code() == Some(ErrorCode::CannotOpen) {
+        if let Some(too_long) = super::path_length::too_long(path) {
+            return too_long;
+        }
+    }
     let shown = path.display();
     let message = match err.sqlite_error_code() {
         Some(ErrorCode::NotADatabase | ErrorCode::DatabaseCorrupt) => format!(

@@ -11,6 +11,7 @@ mod connection;
 pub mod emptied;
 mod kept_order;
 mod keys_query;
+mod path_length;
 mod unreachable;
 
 use std::path::{Path, PathBuf};
@@ -148,6 +149,12 @@ impl LocalSqliteDocumentStore {
                 .path
                 .try_exists()
                 .map_err(|e| unreachable::looking_failed(&self.path, &e))?;
+            // A path longer than SQLite opens can never hold a record: said, even to a read.
+            if !exists {
+                if let Some(too_long) = path_length::too_long(&self.path) {
+                    return Err(too_long);
+                }
+            }
             if !create && !exists {
                 return Ok(None);
             }
