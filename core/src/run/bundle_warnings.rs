@@ -1,6 +1,7 @@
 //! What a bundle run warns of before it starts, whoever starts it (`agent-env run` or the explorer):
 //! one list, so both say the same.
 
+use super::materialize::state_folder;
 use crate::session::Session;
 
 /// The warnings a bundle run shows before its first task, in order:
@@ -10,7 +11,9 @@ use crate::session::Session;
 /// - what the @local stores the run writes have to warn of (a `local.db` cut to 0 bytes);
 /// - an XDG variable set to a relative path that the run's state folder was looked up through
 ///   (ignored, as the spec says): before the run, so that a person learns where its state goes
-///   while it runs.
+///   while it runs;
+/// - HOME naming no folder, so that the state folder is under the home folder the user database
+///   gives, which is not there (a container's `nobody`).
 pub fn before_run(session: &Session) -> Vec<String> {
     let config = session.config();
     let unread_stores = match config.path {
@@ -21,11 +24,14 @@ pub fn before_run(session: &Session) -> Vec<String> {
         ),
         None => Vec::new(),
     };
-    let local = super::local_stores::warnings(&session.paths().state_root());
+    let state_root = session.paths().state_root();
+    let local = super::local_stores::warnings(&state_root);
     let relative_vars = session.take_ignored_relative_vars();
+    let home = state_folder::home_not_there_warning(session.env(), &state_root);
     unread_stores
         .into_iter()
         .chain(local)
         .chain(relative_vars)
+        .chain(home)
         .collect()
 }

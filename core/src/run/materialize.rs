@@ -24,6 +24,8 @@ use crate::run::recorder::SAY_WAITING_AFTER;
 use crate::run::run_stores::RunStores;
 use crate::stores::{Document, StoreError};
 
+pub(super) mod state_folder;
+
 /// Why writing a bundle's entities failed.
 #[derive(Debug, thiserror::Error)]
 pub enum MaterializeError {
@@ -675,63 +677,20 @@ fn store_full_hint(source: &StoreError) -> &'static str {
 }
 
 /// What to do about a lock at `lock` that could not be made on a read-only file system, or in a
-/// state folder this user may not write ([`state_folder_hint`]).
+/// state folder this user may not write ([`state_folder::hint`]).
 fn read_only_hint(lock: &Path, source: &std::io::Error) -> String {
     lock.parent()
-        .and_then(|locks| state_folder_hint(locks, source))
+        .and_then(|locks| state_folder::hint(locks, source))
         .unwrap_or_default()
 }
 
 /// What to do about a locks folder at `locks` that could not be made: as for a lock
-/// ([`state_folder_hint`]), else that it must be a folder agent-env can write.
+/// ([`state_folder::hint`]), else that it must be a folder agent-env can write.
 fn locks_folder_hint(locks: &Path, source: &std::io::Error) -> String {
-    state_folder_hint(locks, source).unwrap_or_else(|| {
+    state_folder::hint(locks, source).unwrap_or_else(|| {
         "; it must be a folder agent-env can write: fix it, or point XDG_STATE_HOME at a writable place"
             .to_string()
     })
-}
-
-/// What to do when something in the locks folder `locks` (`<state root>/locks`), or that folder
-/// itself, could not be made on a read-only file system, or in a state folder this user may not
-/// write: its owner may give it back its write permission; a folder another user owns is that
-/// user's (chmod cannot help this one, and only root may chown it), which is said, with whose it
-/// is. `None` for any other failure.
-fn state_folder_hint(locks: &Path, source: &std::io::Error) -> Option<String> {
-    match source.raw_os_error() {
-        Some(libc::EROFS) => Some("; agent-env's state folder is on a file system mounted read-only: point XDG_STATE_HOME at a writable place (task list and task get-instance still read it)".to_string()),
-        Some(libc::EACCES | libc::EPERM) => Some(match someone_elses(locks) {
-            Some((folder, owner)) => {
-                let me = crate::user_db::name_of(current_uid());
-                format!(
-                    "; agent-env's state folder {} belongs to {owner}, not to this user ({me}), so chmod cannot make it writable here: have it chowned to this user (sudo chown -R {me} {}), run agent-env as {owner}, or point XDG_STATE_HOME at a place of this user's",
-                    folder.display(),
-                    crate::quote::word(&folder.display().to_string())
-                )
-            }
-            None => "; agent-env's state folder is not writable by this user: give it back its write permission (chmod u+w, or chown it to this user), or point XDG_STATE_HOME at a writable place".to_string(),
-        }),
-        _ => None,
-    }
-}
-
-/// The state folder of the locks folder `locks` (`<state root>/locks`) and who owns it, when the
-/// nearest of `locks` and its folders that is there belongs to another user than this process's.
-fn someone_elses(locks: &Path) -> Option<(PathBuf, String)> {
-    use std::os::unix::fs::MetadataExt;
-    let owner = locks
-        .ancestors()
-        .find_map(|folder| std::fs::metadata(folder).ok().map(|m| m.uid()))?;
-    if owner == current_uid() {
-        return None;
-    }
-    let state_root = locks.parent().unwrap_or(locks);
-    Some((state_root.to_path_buf(), crate::user_db::name_of(owner)))
-}
-
-/// The effective user id of this process.
-fn current_uid() -> u32 {
-    // SAFETY: geteuid only reads this process's effective user id.
-    unsafe { libc::geteuid() }
 }
 
 /// How a waiting run is stopped, which its message tells.

@@ -1485,3 +1485,153 @@ fn a_named_pipe_in_an_artifact_is_its_one_problem() {
         "{doc:#}"
     );
 }
+
+/// The user id of `nobody`, whom a test run as root runs agent-env as.
+const NOBODY: u32 = 65534;
+
+/// Whether this test process is root's.
+fn as_root() -> bool {
+    // SAFETY: geteuid only reads this process's effective user id.
+    unsafe { libc::geteuid() == 0 }
+}
+
+/// The name and home folder the user database gives `uid`.
+fn users_entry(uid: u32) -> Option<(String, std::path::PathBuf)> {
+    use std::os::unix::ffi::OsStrExt;
+    let mut buffer = vec![0u8; 16 * 1024];
+    // SAFETY: an all-zero passwd is a valid value for getpwuid_r to fill in.
+    let mut entry: libc::passwd = unsafe { std::mem::zeroed() };
+    let mut found: *mut libc::passwd = std::ptr::null_mut();
+    // SAFETY: the entry and its strings are written into `entry` and `buffer`, alive while read.
+    let status = unsafe {
+        libc::getpwuid_r(
+            uid,
+            &mut entry,
+            buffer.as_mut_ptr().cast(),
+            buffer.len(),
+            &mut found,
+        )
+    };
+    if status != 0 || found.is_null() {
+        return None;
+    }
+    // SAFETY: both fields are NUL-terminated strings inside `buffer`.
+    let (name, home) = unsafe {
+        (
+            std::ffi::CStr::from_ptr(entry.pw_name),
+            std::ffi::CStr::from_ptr(entry.pw_dir),
+        )
+    };
+    Some((
+        name.to_string_lossy().into_owned(),
+        std::ffi::OsStr::from_bytes(home.to_bytes()).into(),
+    ))
+}
+
+/// Sets `path`'s permission bits to `mode`.
+fn set_mode(path: &std::path::Path, mode: u32) {
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::set_permissions(path, std::fs::Permissions::from_mode(mode)).unwrap();
+}
+
+/// A run whose state folder is not there and cannot be made (HOME under a folder this user may not
+/// write, XDG_STATE_HOME unset) names the folder that refuses, the nearest one that is there, not
+/// the state folder as though it were there: as root, the run is made as nobody, with the folder
+/// root's; else the folder is this user's own, chmod 555.
+#[test]
+fn a_state_folder_that_cannot_be_made_names_the_folder_that_refuses() {
+    use std::os::unix::process::CommandExt;
+    let s = Sandboxed::new();
+    let closed = s.dir.path().join("closed");
+    std::fs::create_dir(&closed).unwrap();
+    let home = closed.join("home");
+    let state = home.join(".local/state/agent-env");
+    let mut cmd = s.command(&["run", "hello", "-q"]);
+    cmd.env("HOME", &home).env_remove("XDG_STATE_HOME");
+    if as_root() {
+        for open in [s.dir.path(), &s.home(), &closed] {
+            set_mode(open, 0o755);
+        }
+        cmd.uid(NOBODY).gid(NOBODY);
+    } else {
+        set_mode(&closed, 0o555);
+    }
+    let ran = crate::support::run::Ran::from(cmd.output().expect("run agent-env"));
+    set_mode(&closed, 0o755);
+    assert_ne!(ran.code, 0, "{}", ran.both());
+    assert!(
+        ran.stderr.contains(&format!(
+            "can't make the locks folder {}: Permission denied",
+            state.join("locks").display()
+        )),
+        "{}",
+        ran.stderr
+    );
+    let (closed, state) = (closed.display(), state.display());
+    let refusal = match as_root() {
+        true => {
+            let nobody = users_entry(NOBODY).unwrap().0;
+            format!("; {closed} belongs to root and this user ({nobody}) may not write in it, so agent-env's state folder {state} cannot be made: have it made for this user (sudo mkdir -p {state} && sudo chown {nobody} {state}), or point XDG_STATE_HOME at a place of this user's")
+        }
+        false => format!(" may not write in {closed}, so agent-env's state folder {state} cannot be made: give {closed} back its write permission (chmod u+w {closed}), or point XDG_STATE_HOME at a writable place"),
+    };
+    assert!(ran.stderr.contains(&refusal), "{}", ran.stderr);
+    assert!(!ran.stderr.contains(", not to this user"), "{}", ran.stderr);
+    assert!(
+        !ran.stderr.contains("not writable by this user"),
+        "{}",
+        ran.stderr
+    );
+}
+
+/// A run with HOME unset whose user's home folder in the user database is not there (a container's
+/// nobody, at /nonexistent): the run warns that HOME is not set and where its state goes, and the
+/// state folder it cannot make is said to be under that missing home, with HOME and XDG_STATE_HOME
+/// to set. Root's alone (the run is made as nobody), and only where nobody can make nothing on the
+/// way to that home (its nearest folder that is there is root's and closed to others).
+#[test]
+fn a_run_with_home_unset_and_no_home_folder_says_to_set_home() {
+    use std::os::unix::fs::MetadataExt;
+    use std::os::unix::process::CommandExt;
+    let Some((nobody, home)) = users_entry(NOBODY).filter(|_| as_root()) else {
+        eprintln!("skipped: needs root, and a user database entry for uid {NOBODY}");
+        return;
+    };
+    let nearest = home.ancestors().find(|p| p.exists()).unwrap().to_path_buf();
+    let meta = std::fs::metadata(&nearest).unwrap();
+    if nearest == home || meta.uid() != 0 || meta.mode() & 0o002 != 0 {
+        eprintln!(
+            "skipped: {nobody}'s home folder {} is there, or could be made",
+            home.display()
+        );
+        return;
+    }
+    let s = Sandboxed::new();
+    for open in [s.dir.path(), &s.home()] {
+        set_mode(open, 0o755);
+    }
+    let mut cmd = s.command(&["run", "hello", "-q"]);
+    cmd.env_remove("HOME")
+        .env_remove("XDG_STATE_HOME")
+        .uid(NOBODY)
+        .gid(NOBODY);
+    let ran = crate::support::run::Ran::from(cmd.output().expect("run agent-env"));
+    assert_ne!(ran.code, 0, "{}", ran.both());
+    let state = home.join(".local/state/agent-env");
+    let (home, state, nearest) = (home.display(), state.display(), nearest.display());
+    assert!(
+        ran.stderr.contains(&format!(
+            "Warning: HOME is not set, so agent-env keeps its state in {state}, under {home}, the home folder the user database gives this user ({nobody}), which is not there: set HOME to a folder of this user's, or point XDG_STATE_HOME at one"
+        )),
+        "{}",
+        ran.stderr
+    );
+    assert!(
+        ran.stderr.contains(&format!(
+            "; {nearest} belongs to root and this user ({nobody}) may not write in it, so agent-env's state folder {state} cannot be made; {home}, the home folder the user database gives this user, is not there: set HOME to a folder of this user's, or point XDG_STATE_HOME at one"
+        )),
+        "{}",
+        ran.stderr
+    );
+    assert!(!ran.stderr.contains(", not to this user"), "{}", ran.stderr);
+}
