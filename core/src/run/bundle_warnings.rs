@@ -13,7 +13,9 @@ use crate::session::Session;
 ///   (ignored, as the spec says): before the run, so that a person learns where its state goes
 ///   while it runs;
 /// - HOME naming no folder, so that the state folder is under the home folder the user database
-///   gives, which is not there (a container's `nobody`).
+///   gives, which is not there (a container's `nobody`);
+/// - a run as root in a state folder of another user's, who will not be able to write what the run
+///   makes there.
 pub fn before_run(session: &Session) -> Vec<String> {
     let config = session.config();
     let unread_stores = match config.path {
@@ -28,10 +30,12 @@ pub fn before_run(session: &Session) -> Vec<String> {
     let local = super::local_stores::warnings(&state_root);
     let relative_vars = session.take_ignored_relative_vars();
     let home = state_folder::home_not_there_warning(session.env(), &state_root);
+    let others = state_folder::others_folder_warning(&state_root);
     unread_stores
         .into_iter()
         .chain(local)
         .chain(relative_vars)
         .chain(home)
+        .chain(others)
         .collect()
 }

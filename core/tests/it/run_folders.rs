@@ -1635,3 +1635,61 @@ fn a_run_with_home_unset_and_no_home_folder_says_to_set_home() {
     );
     assert!(!ran.stderr.contains(", not to this user"), "{}", ran.stderr);
 }
+
+/// A run as root with XDG_STATE_HOME at a folder of another user's warns before it starts that
+/// what it makes there will be root's, which that user will not be able to write: while the state
+/// folder is not made yet, once it is root's (made by the first run), and when it is that user's.
+/// A run in a folder of root's says none of it.
+#[test]
+fn a_run_as_root_in_another_users_state_folder_warns_that_its_files_will_be_roots() {
+    if !as_root() {
+        eprintln!("skipped: needs root");
+        return;
+    }
+    let nobody = users_entry(NOBODY).map_or_else(|| format!("uid {NOBODY}"), |(name, _)| name);
+    let s = Sandboxed::new();
+    let plain = s.run(&["run", "hello", "-q"]);
+    assert_eq!(plain.code, 0, "{}", plain.both());
+    assert!(!plain.stderr.contains("root's"), "{}", plain.both());
+    let theirs = s.dir.path().join("theirs");
+    std::fs::create_dir(&theirs).unwrap();
+    std::os::unix::fs::chown(&theirs, Some(NOBODY), Some(NOBODY)).unwrap();
+    let state = theirs.join("agent-env");
+    let run = || {
+        let mut cmd = s.command(&["run", "hello", "-q"]);
+        cmd.env("XDG_STATE_HOME", &theirs);
+        let ran = crate::support::run::Ran::from(cmd.output().expect("run agent-env"));
+        assert_eq!(ran.code, 0, "{}", ran.both());
+        ran
+    };
+    let then = format!(
+        "and {nobody} will not be able to write them; run agent-env as {nobody}, or point XDG_STATE_HOME at a place of root's (chown -R {nobody} {} gives {nobody} back what root made there)",
+        state.display()
+    );
+    let (theirs_shown, state_shown) = (theirs.display(), state.display());
+    let first = run();
+    assert!(
+        first.stderr.contains(&format!(
+            "Warning: {theirs_shown}, where agent-env's state folder {state_shown} is to be made, belongs to {nobody}, but this run is root's: the state folder, and the stores, locks and logs it makes there, will be root's, {then}"
+        )),
+        "{}",
+        first.stderr
+    );
+    let second = run();
+    assert!(
+        second.stderr.contains(&format!(
+            "Warning: agent-env's state folder {state_shown} is root's, in {theirs_shown}, which belongs to {nobody}: the stores, locks and logs this run makes there will be root's too, {then}"
+        )),
+        "{}",
+        second.stderr
+    );
+    std::os::unix::fs::chown(&state, Some(NOBODY), Some(NOBODY)).unwrap();
+    let third = run();
+    assert!(
+        third.stderr.contains(&format!(
+            "Warning: agent-env's state folder {state_shown} belongs to {nobody}, but this run is root's: the stores, locks and logs it makes there will be root's, {then}"
+        )),
+        "{}",
+        third.stderr
+    );
+}

@@ -1,9 +1,10 @@
 //! What a run says of agent-env's state folder (`<state root>`, the locks folder's parent): when a
 //! folder in it could not be made, why and what to do; before a run, a home folder taken from the
-//! user database that is not there.
+//! user database that is not there, and a state folder of another user's that a run as root writes in.
 //!
-//! It looks at the nearest part of the path that is there ([`nearest_there`]): a state folder not
-//! made yet is refused by the folder it would be made in.
+//! Each looks at the nearest part of the path that is there ([`nearest_there`]): a state folder not
+//! made yet is refused by the folder it would be made in, and what root makes under another user's
+//! folder is root's, not that user's.
 
 use std::ffi::OsStr;
 use std::io::ErrorKind;
@@ -156,6 +157,61 @@ pub(crate) fn home_not_there_warning(env: &Environment, state_root: &Path) -> Op
         home.display(),
         user_db::name_of(current_uid())
     ))
+}
+
+/// What a run as root warns of before it starts when the state folder `state_root` belongs to
+/// another user, or is not there and the nearest folder above it that is belongs to one, or is
+/// root's but made in a folder of another user's (as an earlier run as root left it): the stores,
+/// locks and logs root makes there are root's, which that user may not write. `None` for any other
+/// process than root's, and for a state folder of root's in a folder of root's.
+pub(crate) fn others_folder_warning(state_root: &Path) -> Option<String> {
+    if current_uid() != 0 {
+        return None;
+    }
+    let (whose, uid) = others_folder(state_root)?;
+    let owner = user_db::name_of(uid);
+    Some(format!(
+        "{whose}, and {owner} will not be able to write them; run agent-env as {owner}, or point XDG_STATE_HOME at a place of root's (chown -R {} {} gives {owner} back what root made there)",
+        chown_word(uid),
+        shown_for_shell(state_root)
+    ))
+}
+
+/// Whose folder a run as root would make root's files in, said as the start of
+/// [`others_folder_warning`], with that user's id; `None` when it is root's.
+fn others_folder(state_root: &Path) -> Option<(String, u32)> {
+    let nearest = nearest_there(state_root)?;
+    let root = state_root.display();
+    let there = nearest.place == state_root;
+    if there && nearest.owner == 0 {
+        let parent = state_root.parent()?;
+        let uid = nearest_there(parent)?.owner;
+        if uid == 0 {
+            return None;
+        }
+        let owner = user_db::name_of(uid);
+        return Some((
+            format!(
+                "agent-env's state folder {root} is root's, in {}, which belongs to {owner}: the stores, locks and logs this run makes there will be root's too",
+                parent.display()
+            ),
+            uid,
+        ));
+    }
+    if nearest.owner == 0 {
+        return None;
+    }
+    let owner = user_db::name_of(nearest.owner);
+    let whose = match there {
+        true => format!(
+            "agent-env's state folder {root} belongs to {owner}, but this run is root's: the stores, locks and logs it makes there will be root's"
+        ),
+        false => format!(
+            "{}, where agent-env's state folder {root} is to be made, belongs to {owner}, but this run is root's: the state folder, and the stores, locks and logs it makes there, will be root's",
+            nearest.place.display()
+        ),
+    };
+    Some((whose, nearest.owner))
 }
 
 /// The user `uid` as `chown` takes it: the name the user database gives, else the number.
