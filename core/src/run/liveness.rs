@@ -251,7 +251,7 @@ impl RunJournal {
             folder: folder.clone(),
             source,
         };
-        std::fs::create_dir_all(&folder).map_err(failed)?;
+        crate::stores::local::private_dir::create_private_dir_all(&folder).map_err(failed)?;
         let stem = format!("{run_group_id}{RUN_MARK}{}", run_part());
         let path = folder.join(format!("{stem}{SUFFIX}"));
         // Locked before it has its name, so no sweep ever sees it unlocked while its run lives.

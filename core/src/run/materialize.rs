@@ -591,9 +591,11 @@ impl<'a> Locks<'a> {
         }
         let dir = self.dir.to_path_buf();
         if !self.dir_made {
-            std::fs::create_dir_all(&dir).map_err(|source| MaterializeError::LocksFolder {
-                path: dir.clone(),
-                source,
+            crate::stores::local::private_dir::create_private_dir_all(&dir).map_err(|source| {
+                MaterializeError::LocksFolder {
+                    path: dir.clone(),
+                    source,
+                }
             })?;
             self.dir_made = true;
         }
@@ -615,11 +617,11 @@ impl<'a> Locks<'a> {
 
     /// Opens (or makes) the lock file at `path` and locks it, waiting while another run holds it.
     fn lock_file(&mut self, path: &Path) -> Result<File, MaterializeError> {
-        let file = File::options()
-            .create(true)
-            .truncate(false)
-            .read(true)
-            .write(true)
+        let mut options = File::options();
+        options.create(true).truncate(false).read(true).write(true);
+        // The user's alone, whatever the umask.
+        std::os::unix::fs::OpenOptionsExt::mode(&mut options, 0o600);
+        let file = options
             .open(path)
             .map_err(|source| MaterializeError::Lock {
                 path: path.to_path_buf(),

@@ -178,7 +178,8 @@ impl RunLog {
             source,
         };
         if let Some(dir) = self.path.parent() {
-            fs::create_dir_all(dir).map_err(|e| fail(dir, e))?;
+            crate::stores::local::private_dir::create_private_dir_all(dir)
+                .map_err(|e| fail(dir, e))?;
             // Room for this one among the kept.
             prune(dir, KEPT_LOGS - 1);
         }

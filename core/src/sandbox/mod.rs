@@ -195,7 +195,7 @@ impl SandboxProvider for LocalProvider {
         let made = match make() {
             // The first sandbox under this root: the root is made, then the sandbox.
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
-                std::fs::create_dir_all(&self.root)
+                crate::stores::local::private_dir::create_private_dir_all(&self.root)
                     .map_err(|source| SandboxError::Create {
                         path: self.root.clone(),
                         source,

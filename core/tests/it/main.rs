@@ -55,6 +55,7 @@ mod run_plugin_ends;
 mod run_plugin_stores;
 mod run_plugin_timeout_notes;
 mod run_plugins;
+mod run_private_state;
 mod run_signals;
 mod run_step_deadline;
 mod run_store_plugin_trouble;

@@ -1,8 +1,11 @@
 //! The private-state rule: a state directory agent-env creates is mode 0700 and holds a `.gitignore` of
 //! `*`, so it never lands in a repository. An existing directory is left as it is.
+//! [`create_private_dir_all`] is the one way agent-env makes a folder under its state root or the local
+//! sandbox root: mode 0700 whatever the umask, so no other user may plant or remove what it keeps there.
 
 use std::fs;
-use std::io::ErrorKind;
+use std::io::{ErrorKind, Write};
+use std::os::unix::fs::{DirBuilderExt, OpenOptionsExt};
 use std::path::Path;
 
 use agent_env_store::error::{StoreError, StoreResult};
@@ -14,19 +17,47 @@ pub fn ensure_private_dir(dir: &Path) -> StoreResult<()> {
         return Ok(());
     }
     if let Some(parent) = dir.parent() {
-        fs::create_dir_all(parent).map_err(|e| cannot_create(dir, &e))?;
+        create_private_dir_all(parent).map_err(|e| cannot_create(dir, &e))?;
     }
-    let mut builder = fs::DirBuilder::new();
-    #[cfg(unix)]
-    {
-        use std::os::unix::fs::DirBuilderExt;
-        builder.mode(0o700);
-    }
-    match builder.create(dir) {
-        Ok(()) => fs::write(dir.join(".gitignore"), "*\n").map_err(|e| cannot_create(dir, &e)),
+    match fs::DirBuilder::new().mode(0o700).create(dir) {
+        Ok(()) => write_gitignore(dir).map_err(|e| cannot_create(dir, &e)),
         Err(e) if e.kind() == ErrorKind::AlreadyExists && dir.is_dir() => Ok(()),
         Err(e) => Err(cannot_create(dir, &e)),
     }
+}
+
+/// Makes `dir` and every missing folder above it, each mode 0700 whatever the umask (as the XDG spec
+/// asks of a missing base folder); a folder already there is left as it is.
+pub fn create_private_dir_all(dir: &Path) -> std::io::Result<()> {
+    fs::DirBuilder::new()
+        .recursive(true)
+        .mode(0o700)
+        .create(dir)
+}
+
+/// Makes the empty file `path`, mode 0600 whatever the umask, unless something is there already (then
+/// it is left as it is).
+pub fn create_private_file(path: &Path) -> std::io::Result<()> {
+    let made = fs::OpenOptions::new()
+        .write(true)
+        .create_new(true)
+        .mode(0o600)
+        .open(path);
+    match made {
+        Err(e) if e.kind() != ErrorKind::AlreadyExists => Err(e),
+        _ => Ok(()),
+    }
+}
+
+/// The `.gitignore` of `*` in a state folder just made: mode 0644 whatever the umask.
+fn write_gitignore(dir: &Path) -> std::io::Result<()> {
+    fs::OpenOptions::new()
+        .write(true)
+        .create(true)
+        .truncate(true)
+        .mode(0o644)
+        .open(dir.join(".gitignore"))?
+        .write_all(b"*\n")
 }
 
 /// Whether [`ensure_private_dir`] could make `dir` (or use it), found without making anything: `dir` is a

@@ -108,7 +108,7 @@ impl Dir {
         }
     }
 
-    /// The sub-folder `name`, created (mode 0777 less the umask, as `create_dir_all`) when missing and
+    /// The sub-folder `name`, created (mode 0700, the user's alone whatever the umask) when missing and
     /// `create` is set; `None` when it is missing (or is not a folder) and `create` is not set. A symlink
     /// is refused.
     pub fn child(&self, name: &str, create: bool) -> StoreResult<Option<Dir>> {
@@ -117,7 +117,7 @@ impl Dir {
             match rustix::fs::openat(&self.fd, name, DIR_FLAGS, Mode::empty()) {
                 Ok(fd) => return Ok(Some(Dir { fd, path })),
                 Err(Errno::NOENT) if create => {
-                    match rustix::fs::mkdirat(&self.fd, name, Mode::from_raw_mode(0o777)) {
+                    match rustix::fs::mkdirat(&self.fd, name, Mode::from_raw_mode(0o700)) {
                         Ok(()) | Err(Errno::EXIST) => continue,
                         Err(e) => return Err(io_error("creating", &path, e)),
                     }
@@ -164,7 +164,7 @@ impl Dir {
     /// Opens (creating if missing) the file `name` for reading and writing, refusing a symlink.
     pub fn open_or_create(&self, name: &str) -> StoreResult<File> {
         let flags = OFlags::RDWR | OFlags::CREATE | OFlags::NOFOLLOW | OFlags::CLOEXEC;
-        match rustix::fs::openat(&self.fd, name, flags, Mode::from_raw_mode(0o644)) {
+        match rustix::fs::openat(&self.fd, name, flags, Mode::from_raw_mode(0o600)) {
             Ok(fd) => Ok(File::from(fd)),
             Err(Errno::LOOP) => Err(symlink_found(&self.path.join(name))),
             Err(e) => Err(io_error("opening", &self.path.join(name), e)),
@@ -174,14 +174,14 @@ impl Dir {
     /// Creates the file `name`, failing with `AlreadyExists` when any entry (a symlink too) has that name.
     pub fn create_new(&self, name: &str) -> io::Result<File> {
         let flags = OFlags::WRONLY | OFlags::CREATE | OFlags::EXCL | OFlags::CLOEXEC;
-        let fd = rustix::fs::openat(&self.fd, name, flags, Mode::from_raw_mode(0o644))?;
+        let fd = rustix::fs::openat(&self.fd, name, flags, Mode::from_raw_mode(0o600))?;
         Ok(File::from(fd))
     }
 
     /// An anonymous file (`O_TMPFILE`) in this folder, or `None` where the filesystem has none.
     pub fn create_anonymous(&self) -> Option<File> {
         let flags = OFlags::WRONLY | OFlags::TMPFILE | OFlags::CLOEXEC;
-        rustix::fs::openat(&self.fd, ".", flags, Mode::from_raw_mode(0o644))
+        rustix::fs::openat(&self.fd, ".", flags, Mode::from_raw_mode(0o600))
             .ok()
             .map(File::from)
     }

@@ -18,7 +18,7 @@ use std::path::{Path, PathBuf};
 use std::sync::{Mutex, MutexGuard};
 
 use self::connection::{encode, sqlite_error, table_name, Db, SortKeys};
-use super::private_dir::{check_makeable, ensure_private_dir};
+use super::private_dir::{check_makeable, create_private_file, ensure_private_dir};
 use crate::environment::Environment;
 use crate::stores::config_table::{self, ConfigTable};
 use agent_env_store::document::eval;
@@ -174,6 +174,17 @@ impl LocalSqliteDocumentStore {
             }
             if let Some(parent) = self.path.parent() {
                 ensure_private_dir(parent)?;
+            }
+            if !exists {
+                // Made here before SQLite opens it, so that it (and its -wal and -shm, which SQLite
+                // gives the database's mode) is the user's alone whatever the umask.
+                create_private_file(&self.path).map_err(|e| StoreError::Io {
+                    message: format!(
+                        "{}: {e}; this user must be able to write in its folder (or point XDG_STATE_HOME, or the store's path in the config, at a writable place)",
+                        self.path.display()
+                    ),
+                    raw_os_error: e.raw_os_error(),
+                })?;
             }
             *guard = Some(Db::open(&self.path)?);
         }

@@ -159,7 +159,7 @@ impl LocalCa {
         write_private(&tls_dir.join("ca.key.pem"), &key.serialize_pem())?;
         let cert_path = public_cert_path(tls_dir);
         if let Some(parent) = cert_path.parent() {
-            std::fs::create_dir_all(parent)
+            super::super::super::private_dir::create_private_dir_all(parent)
                 .map_err(|e| io_error(format!("creating {}", parent.display()), &e))?;
         }
         std::fs::write(&cert_path, &cert_pem)
