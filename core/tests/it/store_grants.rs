@@ -97,6 +97,20 @@ fn the_object_kit_with_its_grant_cases_passes_over_https() {
     // The bundle: the machine's public roots, then the CA.
     let bundle = std::fs::read_to_string(tls.join("trust/agent-env/ca-bundle.pem")).unwrap();
     assert!(bundle.ends_with(&ca), "the bundle does not end with the CA");
+    // Every folder and file made there is the user's alone, whatever the umask.
+    for (made, private) in [
+        ("trust", 0o700),
+        ("trust/agent-env", 0o700),
+        ("trust/agent-env/ca.pem", 0o600),
+        ("trust/agent-env/ca-bundle.pem", 0o600),
+        ("ca.json", 0o600),
+    ] {
+        let mode = std::fs::metadata(tls.join(made))
+            .unwrap()
+            .permissions()
+            .mode();
+        assert_eq!(mode & 0o777, private, "{made}");
+    }
 }
 
 #[test]

@@ -111,7 +111,7 @@ fn write_bundle(tls_dir: &Path, cert_pem: &str) -> StoreResult<()> {
     }
     text.push_str(cert_pem);
     let path = bundle_path(tls_dir);
-    std::fs::write(&path, text).map_err(|e| io_error(format!("writing {}", path.display()), &e))
+    write_private(&path, &text)
 }
 
 impl LocalCa {
@@ -162,12 +162,10 @@ impl LocalCa {
             super::super::super::private_dir::create_private_dir_all(parent)
                 .map_err(|e| io_error(format!("creating {}", parent.display()), &e))?;
         }
-        std::fs::write(&cert_path, &cert_pem)
-            .map_err(|e| io_error(format!("writing {}", cert_path.display()), &e))?;
+        write_private(&cert_path, &cert_pem)?;
         write_bundle(tls_dir, &cert_pem)?;
         let meta = serde_json::json!({"not_after": not_after.unix_timestamp()}).to_string();
-        std::fs::write(tls_dir.join("ca.json"), meta)
-            .map_err(|e| io_error("writing ca.json", &e))?;
+        write_private(&tls_dir.join("ca.json"), &meta)?;
         Ok(LocalCa {
             key,
             not_after,
@@ -207,6 +205,7 @@ impl LocalCa {
     }
 }
 
+/// Writes `text` to `path`, a file of the user's alone (0600) whatever the umask.
 fn write_private(path: &Path, text: &str) -> StoreResult<()> {
     use std::io::Write;
     use std::os::unix::fs::OpenOptionsExt;
