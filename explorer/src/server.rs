@@ -166,6 +166,9 @@ async fn run(
             .map_err(|e| UpError::Serve(std::io::Error::other(e.to_string())))?,
     );
     let state_unusable = crate::data::state_folder::unusable(&session.paths().state_root());
+    // The plugins directory is read in the background (explorer plugins, and the runs' plugins):
+    // looked up now, so an XDG variable its lookup ignores is said with the state folder's.
+    let _ = session.paths().plugins_dir();
     for why in [
         state_unusable,
         data.documents.left_out(),
@@ -173,6 +176,7 @@ async fn run(
     ]
     .into_iter()
     .flatten()
+    .chain(session.take_ignored_relative_vars())
     {
         out.note(&format!("warning: {why}"));
     }

@@ -35,12 +35,17 @@ pub async fn config_show(State(s): State<Shared>) -> ApiResult<Json<Value>> {
         let session = current.as_ref();
         let installed = installed_packages(&session.manifests());
         let env = |name: &str| session.env().var(name);
-        let report = show::show(
+        let mut report = show::show(
             session.config(),
             &installed,
             &env,
             &session.paths().state_root(),
         );
+        // An XDG variable set to a relative path that the explorer's folders were looked up
+        // through (said on stderr at start too): the page shows where the state went instead.
+        report
+            .warnings
+            .extend(s.session.paths().ignored_relative_vars());
         let json_text = show::render_json(&report);
         let mut doc: Value = serde_json::from_str(&json_text).map_err(|e| {
             ApiError::internal(format!("config show gave JSON that does not parse: {e}"))

@@ -120,3 +120,44 @@ fn open_says_when_no_browser_could_be_opened() {
         "{said}"
     );
 }
+
+/// `XDG_STATE_HOME` and `XDG_DATA_HOME` set to relative paths are ignored, as the XDG spec says:
+/// the explorer (which keeps runs in the one and finds plugins through the other) says so on stderr
+/// as it starts, each once, and the config answer carries them among its warnings.
+#[test]
+fn relative_xdg_folders_are_warned_of_at_start_and_in_the_config_answer() {
+    let world = World::new();
+    let mut command = world.command(std::path::Path::new(crate::support::server::EXPLORER));
+    command
+        .args(["--port", "0"])
+        .env("XDG_STATE_HOME", "relstate")
+        .env("XDG_DATA_HOME", "reldata")
+        // Else the plugins directory is not looked up under XDG_DATA_HOME.
+        .env_remove("AGENT_ENV_PLUGIN_DIR");
+    let server = Explorer::start_command(command);
+    let home = world.dirs.home.display().to_string();
+    let said = [
+        format!("XDG_STATE_HOME is 'relstate', a relative path, which the XDG spec says to ignore: using {home}/.local/state; set it to an absolute path"),
+        format!("XDG_DATA_HOME is 'reldata', a relative path, which the XDG spec says to ignore: using {home}/.local/share; set it to an absolute path"),
+    ];
+    let answer = server.get("/api/v1/config").expect(200).json();
+    let warnings = answer["warnings"].as_array().expect("warnings");
+    for warning in &said {
+        assert!(warnings.contains(&serde_json::json!(warning)), "{answer:#}");
+        assert!(
+            answer["text"].as_str().unwrap().contains(warning.as_str()),
+            "{answer:#}"
+        );
+    }
+    let stopped = server.stop();
+    for warning in &said {
+        assert_eq!(
+            stopped
+                .stderr
+                .matches(&format!("warning: {warning}"))
+                .count(),
+            1,
+            "{stopped:?}"
+        );
+    }
+}

@@ -52,6 +52,12 @@ impl Explorer {
         Self::spawn(command)
     }
 
+    /// `command` (made by `world.command`, then changed as a test needs); waits for the line with its
+    /// URL.
+    pub fn start_command(command: std::process::Command) -> Explorer {
+        Self::spawn(command)
+    }
+
     /// `program ARGS` in `world`; waits for the line with its URL (failing with its output when
     /// it exits first).
     pub fn start_program(world: &World, program: &Path, args: &[&str]) -> Explorer {
