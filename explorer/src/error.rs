@@ -7,6 +7,13 @@ use agent_env::config::explorer::SettingsProblems;
 pub enum UpError {
     #[error("port {port} on 127.0.0.1 is in use; stop what is using it or choose another port with --port (or [explorer] port in the config)")]
     PortInUse { port: u16 },
+    /// The system refused a port below 1024 to a user without the privilege to take one.
+    #[error("can't listen on 127.0.0.1:{port}: {source}; a port below 1024 needs privileges (root, or the CAP_NET_BIND_SERVICE capability): use a --port of 1024 or higher (or 0 for any free one)")]
+    PrivilegedPort {
+        port: u16,
+        #[source]
+        source: std::io::Error,
+    },
     #[error("can't listen on 127.0.0.1:{port}: {source}")]
     Bind {
         port: u16,

@@ -75,19 +75,35 @@ fn build_runtime() -> Result<tokio::runtime::Runtime, UpError> {
     Ok(runtime)
 }
 
+/// The lowest port the system lets any user listen on (below it, binding needs privileges).
+const FIRST_UNPRIVILEGED_PORT: u16 = 1024;
+
 /// Binds 127.0.0.1:`port` before anything else starts, so a taken port is a clear error at once.
 fn bind(port: u16) -> Result<std::net::TcpListener, UpError> {
-    let listener = std::net::TcpListener::bind(("127.0.0.1", port)).map_err(|e| {
-        if e.kind() == std::io::ErrorKind::AddrInUse {
-            UpError::PortInUse { port }
-        } else {
-            UpError::Bind { port, source: e }
-        }
-    })?;
+    let listener =
+        std::net::TcpListener::bind(("127.0.0.1", port)).map_err(|e| bind_error(port, e))?;
     listener
         .set_nonblocking(true)
         .map_err(|e| UpError::Bind { port, source: e })?;
     Ok(listener)
+}
+
+/// Why `port` could not be bound, told with what to do: a taken port names the flag, a port below
+/// 1024 refused to this user says that it needs privileges and which ports do not.
+fn bind_error(port: u16, error: std::io::Error) -> UpError {
+    match error.kind() {
+        std::io::ErrorKind::AddrInUse => UpError::PortInUse { port },
+        std::io::ErrorKind::PermissionDenied if port != 0 && port < FIRST_UNPRIVILEGED_PORT => {
+            UpError::PrivilegedPort {
+                port,
+                source: error,
+            }
+        }
+        _ => UpError::Bind {
+            port,
+            source: error,
+        },
+    }
 }
 
 /// The whole app: API, UI, explorer plugins' routes in front of them, guards in front of all.
@@ -307,6 +323,26 @@ fn open_browser(url: &str) -> Result<(), String> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// A port below 1024 refused to this user says it needs privileges and which ports to use; the
+    /// same refusal of a higher port is told as it is.
+    #[test]
+    fn a_privileged_port_refused_says_which_ports_to_use() {
+        let denied = || std::io::Error::from(std::io::ErrorKind::PermissionDenied);
+        let said = bind_error(80, denied()).to_string();
+        assert!(
+            said.starts_with("can't listen on 127.0.0.1:80: ")
+                && said.ends_with("; a port below 1024 needs privileges (root, or the CAP_NET_BIND_SERVICE capability): use a --port of 1024 or higher (or 0 for any free one)"),
+            "{said}"
+        );
+        let said = bind_error(8080, denied()).to_string();
+        assert!(!said.contains("below 1024"), "{said}");
+        let in_use = std::io::Error::from(std::io::ErrorKind::AddrInUse);
+        assert!(matches!(
+            bind_error(80, in_use),
+            UpError::PortInUse { port: 80 }
+        ));
+    }
 
     /// The PostgreSQL store takes the server's runtime: once it is built, the store has one to share
     /// and refuses another.

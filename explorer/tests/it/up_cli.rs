@@ -161,3 +161,46 @@ fn relative_xdg_folders_are_warned_of_at_start_and_in_the_config_answer() {
         );
     }
 }
+
+/// A port below 1024, which a user without privileges may not take: the error says so and which
+/// ports to use. (Run as root, the explorer is started as `nobody`, so the system refuses it.)
+#[test]
+fn a_privileged_port_refused_says_to_use_one_of_1024_or_higher() {
+    use std::os::unix::process::CommandExt;
+    let world = World::new();
+    let explorer = std::path::Path::new(crate::support::server::EXPLORER);
+    let mut command = world.command(explorer);
+    // `/`: where `nobody` may stand (the world's folders are its owner's alone).
+    command.args(["--port", "80"]).current_dir("/");
+    // SAFETY: geteuid only reads this process's effective user id.
+    if unsafe { libc::geteuid() } == 0 {
+        // SAFETY: between fork and exec, only async-signal-safe calls that drop to `nobody`.
+        unsafe {
+            command.pre_exec(|| {
+                if libc::setgroups(0, std::ptr::null()) != 0
+                    || libc::setgid(65534) != 0
+                    || libc::setuid(65534) != 0
+                {
+                    return Err(std::io::Error::last_os_error());
+                }
+                Ok(())
+            });
+        }
+    } else {
+        let first_free = std::fs::read_to_string("/proc/sys/net/ipv4/ip_unprivileged_port_start")
+            .ok()
+            .and_then(|t| t.trim().parse::<u16>().ok())
+            .unwrap_or(1024);
+        if first_free <= 80 {
+            eprintln!("skipped: this system lets any user listen on port 80");
+            return;
+        }
+    }
+    let out = command.output().expect("the explorer runs");
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{stderr}");
+    assert!(
+        stderr.contains("Error: can't listen on 127.0.0.1:80: Permission denied (os error 13); a port below 1024 needs privileges (root, or the CAP_NET_BIND_SERVICE capability): use a --port of 1024 or higher (or 0 for any free one)"),
+        "{stderr}"
+    );
+}
