@@ -247,22 +247,29 @@ impl Parser<'_> {
     }
 
     /// The entries of the folder `kind` that aren't ignored names, each with its path in the bundle; a
-    /// folder that can't be read is a problem and has none.
+    /// folder that can't be read is a problem and has none. A name that can't be read (not UTF-8) is
+    /// a problem of its own, and the folder's other entries are read all the same: an artifact a task
+    /// loads is not said to be missing because a folder beside it has such a name.
     fn entries_of(&mut self, kind: &str) -> Vec<(Entry, String)> {
-        match self.tree.list(kind) {
-            Ok(entries) => entries
-                .into_iter()
-                .filter(|e| !is_ignored_name(&e.name))
-                .map(|e| {
-                    let rel = format!("{kind}/{}", e.name);
-                    (e, rel)
-                })
-                .collect(),
+        match self.tree.listing(kind) {
+            Ok(listing) => {
+                for why in listing.refused {
+                    self.problem(kind, why);
+                }
+                listing.entries
+            }
             Err(e) => {
                 self.problem(kind, format!("can't be read: {e}"));
                 Vec::new()
             }
         }
+        .into_iter()
+        .filter(|e| !is_ignored_name(&e.name))
+        .map(|e| {
+            let rel = format!("{kind}/{}", e.name);
+            (e, rel)
+        })
+        .collect()
     }
 
     /// As [`Self::entries_of`], in the natural order of their names (`task2` before `task10`): the

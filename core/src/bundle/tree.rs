@@ -24,30 +24,81 @@ pub struct Entry {
     pub is_dir: bool,
 }
 
-/// A file name of a bundle folder, which ids, lines and paths are made of: UTF-8 text with no control
-/// character (one would reach the terminal as an escape sequence, or split a line of the run's
-/// output in two). Anything else is refused naming the file, never read under a mangled name.
-fn entry_name(name: std::ffi::OsString) -> io::Result<String> {
-    let why = match name.into_string() {
-        Ok(name) if !name.chars().any(char::is_control) => return Ok(name),
-        Ok(name) => format!("{name:?} holds a control character"),
-        Err(name) => format!("{name:?} is not UTF-8 text"),
-    };
-    Err(io::Error::new(
-        io::ErrorKind::InvalidData,
-        format!("the name {why}; rename the file (task and artifact ids are made of file names)"),
-    ))
+/// What a name in a bundle folder is: one of the bundle's own entries (a kind folder, a task file,
+/// an artifact's folder), which ids, lines and paths are made of, or one of an artifact's files
+/// (at any depth below its folder), which its record lists by path.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum NameRole {
+    BundleEntry,
+    ArtifactFile,
+}
+
+/// A folder's entries: those whose names can be read, sorted by name, and why each other one is
+/// refused (a sentence naming it, with what to do).
+#[derive(Debug, Default)]
+pub struct Listing {
+    pub entries: Vec<Entry>,
+    pub refused: Vec<String>,
+}
+
+impl Listing {
+    /// The entries, or the first refusal as an error.
+    fn all_or_refused(self) -> io::Result<Vec<Entry>> {
+        match self.refused.into_iter().next() {
+            Some(why) => Err(io::Error::new(io::ErrorKind::InvalidData, why)),
+            None => Ok(self.entries),
+        }
+    }
+}
+
+/// A file name of a bundle folder: UTF-8 text with no control character. Anything else is refused
+/// naming the file, never read under a mangled name; the reason depends on its role:
+/// - a bundle's entry: ids, lines and paths are made of its name (a control character would reach
+///   the terminal as an escape sequence, or split a line of the run's output in two);
+/// - an artifact's file: the artifact's record lists each file by its path, as text (a JSON
+///   string, UTF-8 only), and a run loads the file by that path, so a name that is not UTF-8 can't
+///   be recorded as it is; a control character would reach the terminal in every message naming it.
+fn entry_name(name: std::ffi::OsString, is_dir: bool, role: NameRole) -> Result<String, String> {
+    let what = if is_dir { "folder" } else { "file" };
+    match (name.into_string(), role) {
+        (Ok(name), _) if !name.chars().any(char::is_control) => Ok(name),
+        (Ok(name), NameRole::BundleEntry) => Err(format!(
+            "the name {name:?} holds a control character; rename the {what} (task and artifact ids are made of file names)"
+        )),
+        (Err(name), NameRole::BundleEntry) => Err(format!(
+            "the name {name:?} is not UTF-8 text; rename the {what} (task and artifact ids are made of file names)"
+        )),
+        (Ok(name), NameRole::ArtifactFile) => Err(format!(
+            "the name {name:?} holds a control character, which every message naming the {what} would send to the terminal; rename the {what}"
+        )),
+        (Err(name), NameRole::ArtifactFile) => Err(format!(
+            "the name {name:?} is not UTF-8 text, and an artifact's record lists each of its files by its path as UTF-8 text, which can't hold this name; rename the {what}"
+        )),
+    }
 }
 
 impl Tree<'_> {
     /// The entries of the folder at `rel` (`""` is the root), sorted by name; a missing folder is empty.
+    /// A name that can't be read (not UTF-8, or holding a control character) fails the listing.
     pub fn list(&self, rel: &str) -> io::Result<Vec<Entry>> {
+        self.listing_as(rel, NameRole::BundleEntry)?
+            .all_or_refused()
+    }
+
+    /// As [`Tree::list`], with each name that can't be read refused on its own: the other entries are
+    /// listed all the same, so one bad name hides none of its neighbours.
+    pub fn listing(&self, rel: &str) -> io::Result<Listing> {
+        self.listing_as(rel, NameRole::BundleEntry)
+    }
+
+    fn listing_as(&self, rel: &str, role: NameRole) -> io::Result<Listing> {
+        let mut refused = Vec::new();
         let mut entries = match self {
             Tree::Disk(root) => {
                 let dir = join(root, rel);
                 let read = match std::fs::read_dir(&dir) {
                     Ok(r) => r,
-                    Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(Vec::new()),
+                    Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(Listing::default()),
                     Err(e) => return Err(e),
                 };
                 let mut out = Vec::new();
@@ -70,10 +121,10 @@ impl Tree<'_> {
                         refuse_special(&item.path(), kind)?;
                         kind.is_dir()
                     };
-                    out.push(Entry {
-                        name: entry_name(item.file_name())?,
-                        is_dir,
-                    });
+                    match entry_name(item.file_name(), is_dir, role) {
+                        Ok(name) => out.push(Entry { name, is_dir }),
+                        Err(why) => refused.push(why),
+                    }
                 }
                 out
             }
@@ -103,7 +154,7 @@ impl Tree<'_> {
             }
         };
         entries.sort_by(|a, b| a.name.cmp(&b.name));
-        Ok(entries)
+        Ok(Listing { entries, refused })
     }
 
     /// The bytes of the file at `rel`.
@@ -189,7 +240,10 @@ impl Tree<'_> {
         broken: &mut Vec<BrokenLink>,
     ) -> io::Result<()> {
         let here = join_rel(base, sub);
-        for entry in self.list(&here)? {
+        for entry in self
+            .listing_as(&here, NameRole::ArtifactFile)?
+            .all_or_refused()?
+        {
             if is_left_out_of_files(&entry.name) {
                 continue;
             }

@@ -413,3 +413,41 @@ fn a_folder_named_near_a_kind_folder_says_which_it_likely_means() {
         "{doc:#}"
     );
 }
+
+/// A name that is not UTF-8 is refused for what it names: in an artifact's folder, a file of the
+/// artifact, whose name its record could not hold (no id is made of it); as an artifact's folder,
+/// an id, refused on its own: the artifacts beside it are read, so a task loading one of them is
+/// not told that the bundle has none.
+#[test]
+fn a_name_that_is_not_utf8_is_refused_for_what_it_names() {
+    use std::ffi::OsStr;
+    use std::os::unix::ffi::OsStrExt;
+    let s = Sandboxed::new();
+    s.write(
+        "bundle/tasks/t.json",
+        r#"[{"id": "box", "type": "deploy_sandbox", "sandbox_name": "box"},
+            {"id": "load", "type": "load_artifact", "sandbox_name": "box", "artifact_id": "greeting", "destination_path": "/app"}]"#,
+    );
+    s.write("bundle/artifacts/greeting/a.txt", "hello\n");
+    let artifacts = s.home().join("bundle/artifacts");
+    let in_artifact = artifacts
+        .join("greeting")
+        .join(OsStr::from_bytes(b"caf\xe9.txt"));
+    std::fs::write(&in_artifact, "x").unwrap();
+    assert_eq!(
+        problems_of(&s),
+        [
+            r#"artifacts/greeting: can't be read: the name "caf\xE9.txt" is not UTF-8 text, and an artifact's record lists each of its files by its path as UTF-8 text, which can't hold this name; rename the file"#
+        ]
+    );
+    std::fs::remove_file(&in_artifact).unwrap();
+    let folder = artifacts.join(OsStr::from_bytes(b"gr\xfc"));
+    std::fs::create_dir_all(&folder).unwrap();
+    std::fs::write(folder.join("a.txt"), "x").unwrap();
+    assert_eq!(
+        problems_of(&s),
+        [
+            r#"artifacts: the name "gr\xFC" is not UTF-8 text; rename the folder (task and artifact ids are made of file names)"#
+        ]
+    );
+}
