@@ -10,6 +10,8 @@ use agent_env_protocol::message::RpcError;
 use agent_env_protocol::peer::classify;
 use serde::Serialize;
 
+use crate::spawn::SearchedPath;
+
 /// Who failed: enough to name the plugin in a message and to show what it last said.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct FailureContext {
@@ -50,15 +52,6 @@ impl FailureContext {
     pub fn what_it_said(&self) -> String {
         suffix(self)
     }
-}
-
-/// The `PATH` a bare executable name was looked for on.
-#[derive(Debug, Clone, PartialEq)]
-pub enum SearchedPath {
-    /// `PATH`'s folders, as the variable writes them.
-    Folders(String),
-    /// `PATH` is not set, so no folder was searched.
-    Unset,
 }
 
 /// How a missing executable is said, with what to do: a bare name is not on `PATH` (the folders

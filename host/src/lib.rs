@@ -68,11 +68,12 @@ pub use config::{
     MAX_SECONDS, START_TIMEOUT_VAR, STEP_TIMEOUT_GRACE,
 };
 pub use diagnosis::{noise_warning, shutdown_exit_warning, Diagnosis, FailureSummary};
-pub use error::{FailureContext, HostError, SearchedPath};
+pub use error::{FailureContext, HostError};
 pub use exit::{signal_name, Ended};
 pub use pool::{stop_together, PluginHost};
 pub use process::{PluginProcess, StartFailure, CRASH_LOOP_LIMIT, STDERR_CATCH_UP};
 pub use services::{HostServices, NoServices};
+pub use spawn::SearchedPath;
 pub use spawn::{resolve_executable, ResolveError, COMMAND_MODE_FDS};
 pub use spec::SpawnSpec;
 pub use start_abort::StartAbort;

@@ -10,7 +10,6 @@
 use std::io;
 
 use crate::config::HostConfig;
-use crate::error::SearchedPath;
 use std::ffi::OsString;
 use std::io::{PipeReader, PipeWriter};
 use std::os::fd::{AsRawFd, OwnedFd, RawFd};
@@ -57,6 +56,15 @@ pub enum ResolveError {
         /// Why not, e.g. "it is a directory".
         reason: String,
     },
+}
+
+/// The `PATH` a bare executable name was looked for on.
+#[derive(Debug, Clone, PartialEq)]
+pub enum SearchedPath {
+    /// `PATH`'s folders, as the variable writes them.
+    Folders(String),
+    /// `PATH` is not set, so no folder was searched.
+    Unset,
 }
 
 /// Why an executable cannot be used when a folder on its path may not be searched.

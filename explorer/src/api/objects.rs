@@ -14,8 +14,8 @@ use std::io::Read;
 
 use super::extract::Q;
 use crate::data::objects::{self, policy};
-use crate::guard::add_common_headers;
 use crate::http::blocking::blocking;
+use crate::http::common_headers::add_common_headers;
 use crate::http::percent::content_disposition;
 use crate::http::problem::{ApiError, ApiResult};
 use crate::state::Shared;

@@ -22,6 +22,7 @@ use axum::http::{header, HeaderMap, HeaderValue, Method, StatusCode};
 use axum::middleware::Next;
 use axum::response::{IntoResponse, Response};
 
+use crate::http::common_headers::add_common_headers;
 use crate::http::problem::ApiError;
 use agent_env::config::explorer::ExplorerSettings;
 
@@ -243,18 +244,6 @@ pub fn add_page_headers(headers: &mut HeaderMap) {
     );
     add_common_headers(headers);
     headers.insert(header::X_FRAME_OPTIONS, HeaderValue::from_static("DENY"));
-}
-
-/// What every answer carries, the object proxy's included.
-pub fn add_common_headers(headers: &mut HeaderMap) {
-    headers.insert(
-        header::X_CONTENT_TYPE_OPTIONS,
-        HeaderValue::from_static("nosniff"),
-    );
-    headers.insert(
-        header::REFERRER_POLICY,
-        HeaderValue::from_static("no-referrer"),
-    );
 }
 
 #[cfg(test)]

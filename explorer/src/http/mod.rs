@@ -3,6 +3,7 @@
 //! the masking of secrets in every answer, and ids echoed in answers cut short (`shown`).
 
 pub mod blocking;
+pub mod common_headers;
 pub mod errors;
 pub mod page;
 pub mod percent;
