@@ -90,12 +90,16 @@ fn entry_from_libc(uid: u32) -> Option<Entry> {
     })
 }
 
-/// The name the user database gives `uid` (`root`), else `uid <n>`.
-pub fn name_of(uid: u32) -> String {
+/// The name the user database gives `uid` (`root`), when it lists one.
+pub fn name(uid: u32) -> Option<String> {
     entry(uid)
         .and_then(|e| String::from_utf8(e.name).ok())
         .filter(|name| !name.is_empty())
-        .unwrap_or_else(|| format!("uid {uid}"))
+}
+
+/// The name the user database gives `uid` (`root`), else `uid <n>`.
+pub fn name_of(uid: u32) -> String {
+    name(uid).unwrap_or_else(|| format!("uid {uid}"))
 }
 
 /// The home folder the user database gives `uid`, when it is an absolute path.

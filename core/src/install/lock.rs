@@ -4,10 +4,10 @@
 //! long as a run's does before it says so ([`SAY_WAITING_AFTER`]); a signal meanwhile ends the process
 //! as it would anywhere before a change starts, with nothing changed.
 
-use std::fs::{DirBuilder, File, OpenOptions};
+use std::fs::{File, OpenOptions};
 use std::io::Write;
 use std::os::fd::AsRawFd;
-use std::os::unix::fs::{DirBuilderExt, OpenOptionsExt};
+use std::os::unix::fs::OpenOptionsExt;
 use std::path::{Path, PathBuf};
 
 use sha2::{Digest, Sha256};
@@ -49,11 +49,7 @@ pub fn acquire(
         source,
     };
     if let Some(dir) = path.parent() {
-        DirBuilder::new()
-            .recursive(true)
-            .mode(0o700)
-            .create(dir)
-            .map_err(fail)?;
+        crate::stores::local::private_dir::create_private_dir_all(dir).map_err(fail)?;
     }
     let file = OpenOptions::new()
         .read(true)

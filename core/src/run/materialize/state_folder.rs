@@ -216,11 +216,7 @@ fn others_folder(state_root: &Path) -> Option<(String, u32)> {
 
 /// The user `uid` as `chown` takes it: the name the user database gives, else the number.
 fn chown_word(uid: u32) -> String {
-    let name = user_db::name_of(uid);
-    match name == format!("uid {uid}") {
-        true => uid.to_string(),
-        false => quote::word(&name),
-    }
+    user_db::name(uid).map_or_else(|| uid.to_string(), |name| quote::word(&name))
 }
 
 /// `path` as a word a shell reads back as it.
