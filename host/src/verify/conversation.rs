@@ -18,7 +18,9 @@ use std::time::{Duration, Instant};
 use agent_env_protocol::codes::ErrorKind;
 use agent_env_protocol::message::{Id, Message, RpcError};
 use agent_env_protocol::methods::{CANCEL_REQUEST, HOST_SETTINGS};
-use agent_env_protocol::peer::{classify as classify_malformed, Defect, Malformed};
+use agent_env_protocol::peer::{
+    classify as classify_malformed, number_written_as_text, Defect, Malformed,
+};
 use agent_env_protocol::version::MAX_MESSAGE_BYTES;
 use serde_json::{json, Map, Value};
 
@@ -618,10 +620,8 @@ fn watch_terminal_stdout(stdout: PipeReader, name: &str) -> Arc<Mutex<Option<Str
 /// number is written (`"1"` for `1`): it answers the request under the wrong type of id, which the
 /// regular host fails at once too. Any other string (`" 1"`, `"01"`) is a wrong id like any other.
 fn id_as_string(got: &Id, sent: &Id) -> Option<Answer> {
-    let (Id::Text(text), Id::Number(n)) = (got, sent) else {
-        return None;
-    };
-    (*text == n.to_string()).then_some(Answer::Malformed {
+    let Id::Number(n) = sent else { return None };
+    (number_written_as_text(got) == Some(*n)).then_some(Answer::Malformed {
         line: None,
         defect: Defect::IdAsString(*n),
     })

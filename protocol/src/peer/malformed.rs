@@ -55,6 +55,15 @@ impl std::fmt::Display for Defect {
     }
 }
 
+/// The number an id written as a string stands for, when the string is exactly that number's text
+/// (`"1"` for `1`; `" 1"`, `"01"` or `"+1"` stand for none): an answer under it answers the request
+/// of that number, with the defect [`Defect::IdAsString`].
+pub fn number_written_as_text(id: &Id) -> Option<i64> {
+    let Id::Text(text) = id else { return None };
+    let n: i64 = text.parse().ok()?;
+    (*text == n.to_string()).then_some(n)
+}
+
 /// A line meant as a message, and what can be read of it.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Malformed {

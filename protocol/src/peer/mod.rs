@@ -47,7 +47,7 @@ mod readiness;
 
 pub use config::{PeerConfig, ReaderMode};
 pub use errors::{CallError, CloseReason};
-pub use malformed::{classify, refusal, Defect, Malformed};
+pub use malformed::{classify, number_written_as_text, refusal, Defect, Malformed};
 pub use noise::{sample_of, NoiseStats, NOISE_SAMPLES_KEPT, NOISE_SAMPLE_BYTES};
 
 use line_reader::{LineRead, LineReader, KEEP_BUFFER_BYTES};
@@ -443,10 +443,8 @@ impl Peer {
     /// The number of a call still waiting whose id `id` writes as a string, exactly as the number is
     /// written (`"1"` for `1`; `" 1"`, `"01"` or `"+1"` is a wrong id like any other).
     fn number_sent_as_text(&self, id: &Id, state: &State) -> Option<i64> {
-        let Id::Text(text) = id else { return None };
-        let n: i64 = text.parse().ok()?;
-        let pending = matches!(state.pending.get(&Id::Number(n)), Some(None));
-        (pending && *text == n.to_string()).then_some(n)
+        let n = number_written_as_text(id)?;
+        matches!(state.pending.get(&Id::Number(n)), Some(None)).then_some(n)
     }
 
     /// How many bytes the other side wrote of a line it has not ended (no newline yet); 0 while
