@@ -81,8 +81,28 @@ def slow(step, context, host):
     for i in range(300):
         host.progress(i, 300, "waiting")
         if host.cancel_event.wait(0.1):
+            _say("fixture: slow saw the cancel")
             raise CancelledError("slow was cancelled")
     return {"metadata": {"slow": "finished"}}
+
+
+@plugin.task_step("stubborn", cls="Stubborn")
+def stubborn(step, context, host):
+    """Ignores cancellation: sleeps far longer than any test waits."""
+    host.progress(0, 1, "started")
+    time.sleep(600)
+    return {"metadata": {"stubborn": "finished"}}
+
+
+def _say(line):
+    if os.environ.get("FIXTURE_SAY_SHUTDOWN") == "1":
+        sys.stderr.write(line + "\n")
+        sys.stderr.flush()
+
+
+@plugin.on_shutdown
+def _shutdown_hook():
+    _say("fixture: the shutdown hook ran")
 
 
 @plugin.task_step("fails", cls="Fails")

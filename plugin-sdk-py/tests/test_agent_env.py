@@ -16,7 +16,7 @@ def test_every_contribution_the_sdk_reports_takes_effect(installed_fixture):
     assert done.returncode == 0, done.stdout + done.stderr
     fixture = next(p for p in json.loads(done.stdout)["plugins"] if p["name"] == "agentenv-fixture")
     statuses = {(c["group"], c["name"]): (c["status"], c["reason"]) for c in fixture["contributions"]}
-    assert len(statuses) == 15, statuses
+    assert len(statuses) == 16, statuses
     assert {status for status, _ in statuses.values()} == {"active"}, statuses
     check = subprocess.run([binary, "plugin", "check"], env=env, capture_output=True, text=True, timeout=120)
     assert check.returncode == 0, check.stdout + check.stderr

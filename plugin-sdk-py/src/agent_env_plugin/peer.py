@@ -26,17 +26,17 @@ if TYPE_CHECKING:
     Inline = Callable[["CallContext"], Any]
 
 READ_BUFFER_BYTES = 256 * 1024
-#: After stdin ends, how long requests still running may take to answer before the plugin exits
-#: (the host waits 2 s before it sends SIGTERM).
-DRAIN_SECONDS = 1.5
-CANCEL_GRACE_SECONDS = 0.5
+#: Once `shutdown` comes or stdin ends, how long the requests still running (each told it is cancelled)
+#: have to return, and after `shutdown` how long the host has to close stdin, before the plugin exits. The
+#: same in every SDK (docs/protocol.md §3), and inside the 2 s the host waits for the exit.
+SHUTDOWN_GRACE_SECONDS = 1.0
 NOISE_SAMPLE_BYTES = 200
 
 
 class CallContext:
     """One request from the host while it is being answered."""
 
-    __slots__ = ("connection", "id", "method", "params", "cancel_event", "finished", "received")
+    __slots__ = ("connection", "id", "method", "params", "cancel_event", "cancel_requested", "finished", "received")
 
     def __init__(self, connection: Connection, request: wire.Request) -> None:
         #: When the request was read (`time.monotonic()`): the host's `timeout_ms` counts from here.
@@ -46,6 +46,9 @@ class CallContext:
         self.method: str = request.method
         self.params: Dict[str, Any] = request.params
         self.cancel_event: _sync.Event = _sync.Event()
+        #: The host sent `$/cancelRequest` for this request (not set by a shutdown's cancellation): the
+        #: answer is then `cancelled` whatever the handler returns.
+        self.cancel_requested: bool = False
         self.finished: _sync.Event = _sync.Event()  # set once the answer is sent
 
     @property
@@ -73,7 +76,7 @@ class Connection:
         inline: Dict[str, Inline] | None = None,
         max_message_bytes: int = wire.MAX_MESSAGE_BYTES,
         name: str = "plugin",
-        drain_seconds: float = DRAIN_SECONDS,
+        shutdown_grace: float = SHUTDOWN_GRACE_SECONDS,
     ) -> None:
         self._read_fd = read_fd
         self._write_fd = write_fd
@@ -83,7 +86,8 @@ class Connection:
         self._name = name
         self._write_lock = _sync.Lock()
         self._state_lock = _sync.Lock()
-        self._drain_seconds = drain_seconds
+        self._shutdown_grace = shutdown_grace
+        self._stop_at: float | None = None
         self._pending: Dict[wire.Id, _Pending] = {}
         self._incoming: Dict[wire.Id, CallContext] = {}
         self._next_id = 0
@@ -148,8 +152,12 @@ class Connection:
         return pending.result
 
     def stop(self) -> None:
-        """Ends `run` after the line being handled (used by `shutdown`)."""
+        """Ends `run` after the line being handled (used by `shutdown`): the requests still running are
+        cancelled now, and the grace counts from now."""
+        if self._stop_at is None:
+            self._stop_at = time.monotonic()
         self._stop = True
+        self._cancel_running()
 
     # ---- reading ----
 
@@ -184,17 +192,39 @@ class Connection:
                 reason = "shutdown"
         finally:
             self._close(reason)
-        self._drain(self._drain_seconds)
+        self._wind_down(reason == "shutdown")
         return reason
 
-    def _drain(self, seconds: float) -> None:
-        """Lets the requests still running finish and answer (a host that closed its end early still
-        reads them), for at most `seconds`; then flags the stragglers as cancelled."""
-        stragglers = self._wait_finished(self._running(), seconds)
-        for ctx in stragglers:
+    def _wind_down(self, after_shutdown: bool) -> None:
+        """The end of the conversation (docs/protocol.md §3): every request still running is told it is
+        cancelled and has until the grace ends to return (its answer is written); after `shutdown`, the
+        host also has until then to close stdin."""
+        if self._stop_at is None:
+            self._stop_at = time.monotonic()
+        deadline = self._stop_at + self._shutdown_grace
+        self._cancel_running()
+        if after_shutdown:
+            self._wait_end_of_input(deadline)
+        self._wait_finished(self._running(), max(0.0, deadline - time.monotonic()))
+
+    def _cancel_running(self) -> None:
+        for ctx in self._running():
             ctx.cancel_event.set()
-        # A step that watches `host.cancelled` gets a moment to stop and answer `cancelled`.
-        self._wait_finished(stragglers, CANCEL_GRACE_SECONDS)
+
+    def _wait_end_of_input(self, deadline: float) -> None:
+        """Reads and drops what comes after `shutdown` until stdin ends or `deadline` passes."""
+        import select
+
+        while True:
+            remaining = deadline - time.monotonic()
+            if remaining <= 0:
+                return
+            try:
+                ready, _, _ = select.select([self._read_fd], [], [], remaining)
+                if ready and not os.read(self._read_fd, READ_BUFFER_BYTES):
+                    return
+            except (OSError, ValueError):
+                return
 
     def _running(self) -> List[CallContext]:
         with self._state_lock:
@@ -250,7 +280,7 @@ class Connection:
     def _answer(self, ctx: CallContext, handler: Handler) -> None:
         try:
             line = self._outcome(ctx, handler)
-            if ctx.cancelled:
+            if ctx.cancel_requested:
                 line = wire.encode_error(ctx.id, "cancelled", f"{ctx.method} was cancelled")
             try:
                 self.send_line(line)
@@ -301,6 +331,7 @@ class Connection:
         with self._state_lock:
             ctx = self._incoming.get(id) if wire._valid_id(id) else None
         if ctx is not None:
+            ctx.cancel_requested = True
             ctx.cancel_event.set()
 
     def _noise(self, line: bytes) -> None:

@@ -357,7 +357,9 @@ class Plugin:
         return register
 
     def on_shutdown(self, hook: Callable[[], None]) -> Callable[[], None]:
-        """Runs `hook()` when the host sends `shutdown` (after the open stores are closed)."""
+        """Runs `hook()` when the host is done with the plugin (`shutdown`, or stdin ended), once the
+        requests still running have returned or the shutdown grace ran out, after the open stores are
+        closed."""
         self._shutdown_hooks.append(hook)
         return hook
 
@@ -727,6 +729,7 @@ class Plugin:
         # start-up CPU. Objects made from here on are collected as usual.
         gc.freeze()
         connection.run()
+        self.shutdown()
         _flush_std()
         return 0
 
@@ -758,7 +761,8 @@ class Plugin:
         return self.initialize(ctx.params)
 
     def _inline_shutdown(self, ctx: CallContext) -> None:
-        self.shutdown()
+        # Answered at once: the host gives a plugin whose steps ignored its cancel only 0.5 s for it.
+        # The stores and hooks are closed once the steps still running have returned (`run_server`).
         ctx.connection.stop()
 
 
