@@ -42,7 +42,7 @@ type TaskStep struct {
 	// Execute runs one step. It returns what the step adds to context.metadata. Return StepFailed(...) for
 	// a failure the run should print. ctx ends when the host cancels the call ($/cancelRequest, on its
 	// timeout) or shuts the plugin down (shutdown, or stdin closed), which leaves the step one second
-	// to return: watch it in long work, and return ctx.Err() (or an error wrapping it) when it ends.
+	// (ShutdownGrace) to return: watch it in long work, and return ctx.Err() (or an error wrapping it) when it ends.
 	// ctx also has the host's deadline for the step (ctx.Deadline(): the task's timeout_seconds, else
 	// agent-env's call timeout, from when the request arrived), when the host gave one: ctx ends then
 	// too, and a step that returns ctx.Err() from it fails as a TimeoutError. To answer with what it

@@ -19,7 +19,9 @@
 // process (one started with cmd.Stdin = os.Stdin included) can read or corrupt the protocol; answer
 // initialize; dispatch each request on its own goroutine so a handler can call the host back ([Host]);
 // honour $/cancelRequest through the handler's context; and exit 0 on stdin end of file or after
-// shutdown, having cancelled the handlers still in flight and given them a second to return. Underneath is [Conn], a bidirectional JSON-RPC 2.0
+// shutdown, as every SDK does (docs/protocol.md §3): the handlers still in flight are cancelled at once,
+// shutdown is answered at once, and they get [ShutdownGrace] (one second) to return, then the stores
+// are closed. Underneath is [Conn], a bidirectional JSON-RPC 2.0
 // connection with one compact message per line, lines up to [MaxMessageBytes].
 //
 // Package agentenvtest, beside this one, tests a plugin from go test: the object store kit, an

@@ -20,11 +20,12 @@ const (
 	StoreOpenMethod        = "store.open"
 )
 
-// shutdownGrace is how long the handlers still in flight get to return once they are cancelled at
-// shutdown or at the end of the input. It is well inside the host's own grace (docs/protocol.md §3: it
-// waits 2 s for the exit after closing stdin, then sends SIGTERM), so the store Close hooks still run
-// and the plugin exits 0 before the host kills it.
-const shutdownGrace = time.Second
+// ShutdownGrace is how long, once shutdown comes or the input ends, the handlers still in flight (all
+// cancelled at once) have to return, and after shutdown how long the host has to close the input,
+// before Serve closes the stores and returns. It is the same in every SDK (docs/protocol.md §3) and well
+// inside the host's own grace (it waits 2 s for the exit after closing stdin, then sends SIGTERM), so
+// the store Close hooks still run and the plugin exits 0 before the host kills it.
+const ShutdownGrace = time.Second
 
 // Plugin is what one plugin executable registers. Build it with NewPlugin, add contributions, then call
 // Main from func main. Its manifest is generated from what is registered (Manifest), so the two cannot
@@ -211,11 +212,12 @@ func watchParent(name string, parent int) {
 // Serve answers the host on in/out until in ends or shutdown is answered. commandMode says the
 // protocol runs on fds 3/4 and stdin/stdout/stderr are the terminal's (CLI commands may use them).
 //
-// When shutdown is answered or in ends, the host is done with the process and kills it soon after
-// (docs/protocol.md §3), so Serve cancels the context of every handler still in flight at once, as
-// $/cancelRequest would, waits up to one second for them to return (their answers, "cancelled" unless
-// they return something else, are written while out is open), closes the open stores that are
-// io.Closers, and returns.
+// When shutdown comes or in ends, the host is done with the process and kills it soon after
+// (docs/protocol.md §3, the plugin's side of the shutdown), so Serve cancels the context of every
+// handler still in flight at once, as $/cancelRequest would; shutdown is answered at once. Then it
+// waits, for at most ShutdownGrace from that moment, for those handlers to return (their answers,
+// "cancelled" unless they return something else, are written while out is open) and, after shutdown,
+// for in to end; then it closes the open stores that are io.Closers, and returns.
 func (p *Plugin) Serve(in io.Reader, out io.Writer, commandMode bool) {
 	s := newSession(p, commandMode)
 	// initialize runs before the next line is read, so requests pipelined behind it find it done.
@@ -228,7 +230,13 @@ func (p *Plugin) Serve(in io.Reader, out io.Writer, commandMode bool) {
 	case <-s.shutdown:
 		// The shutdown answer is written by its own handler, which Shutdown waits for with the others.
 	}
-	conn.Shutdown(shutdownGrace)
+	deadline := time.Now().Add(ShutdownGrace)
+	conn.Shutdown(ShutdownGrace)
+	// After shutdown the host closes the input next; the grace bounds the wait for a host that does not.
+	select {
+	case <-conn.Done():
+	case <-time.After(time.Until(deadline)):
+	}
 	s.closeStores(os.Stderr)
 }
 

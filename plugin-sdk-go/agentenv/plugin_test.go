@@ -19,7 +19,7 @@ import (
 )
 
 // helperVar makes the test binary act as a plugin (see TestMain: "1" is helperPlugin, "kept-host"
-// KeptHostPlugin), so the SDK's process-level duties (the cookie, fd 1 moved aside, exit statuses) are
+// KeptHostPlugin, "shutdown" shutdownHelperPlugin), so the SDK's process-level duties (the cookie, fd 1 moved aside, exit statuses) are
 // tested in a real child process.
 const helperVar = "AGENTENV_TEST_HELPER_PLUGIN"
 
@@ -29,6 +29,8 @@ func TestMain(m *testing.M) {
 		helperPlugin().Main()
 	case "kept-host":
 		KeptHostPlugin().Main()
+	case "shutdown":
+		shutdownHelperPlugin().Main()
 	}
 	os.Exit(m.Run())
 }
@@ -62,6 +64,24 @@ func helperPlugin() *Plugin {
 		}
 		data, err := io.ReadAll(os.Stdin)
 		return map[string]any{"stdin": string(data)}, err
+	}})
+	return p
+}
+
+// shutdownHelperPlugin has, for the shutdown, one step that watches its ctx and one that ignores it
+// (far longer than any test waits).
+func shutdownHelperPlugin() *Plugin {
+	p := NewPlugin("agentenv-helper", "0.0.1")
+	p.AddTaskStep(TaskStep{Type: "watch_cancel", Class: "WatchCancel", Execute: func(ctx context.Context, call *StepCall) (map[string]any, error) {
+		fmt.Fprintln(os.Stderr, "watch_cancel: started")
+		<-ctx.Done()
+		fmt.Fprintln(os.Stderr, "watch_cancel: saw the cancel")
+		return nil, ctx.Err()
+	}})
+	p.AddTaskStep(TaskStep{Type: "stubborn", Class: "Stubborn", Execute: func(ctx context.Context, call *StepCall) (map[string]any, error) {
+		fmt.Fprintln(os.Stderr, "stubborn: started")
+		time.Sleep(10 * time.Minute)
+		return map[string]any{"stubborn": "finished"}, nil
 	}})
 	return p
 }
@@ -444,7 +464,7 @@ func (s closingSecrets) Close() error {
 
 // Once shutdown is answered, or the input ends, the host kills the plugin within seconds: Serve cancels
 // every call still in flight at once, so a step that watches its ctx ends well before that, answers
-// "cancelled", and the stores are closed.
+// "cancelled", and the stores are closed (docs/protocol.md §3, the plugin's side of the shutdown).
 func TestShutdownAndEndOfInputCancelTheCallsInFlight(t *testing.T) {
 	for _, end := range []string{"shutdown", "end of input"} {
 		t.Run(end, func(t *testing.T) {
@@ -475,27 +495,213 @@ func TestShutdownAndEndOfInputCancelTheCallsInFlight(t *testing.T) {
 			case <-time.After(callTimeout):
 				t.Fatal("the step never started")
 			}
-			begin := time.Now()
 			if end == "shutdown" {
 				if err := host.conn.Call(ctx, "shutdown", nil, nil); err != nil {
 					t.Fatal(err)
 				}
+				// The step returns only once its ctx ended: here, before the input ends.
+				var rpcErr *Error
+				if err := <-answer; !errors.As(err, &rpcErr) || rpcErr.Kind() != KindCancelled {
+					t.Fatalf("want the execute call answered as cancelled, got %v", err)
+				}
+				host.close()
 			} else {
 				host.close()
+				var rpcErr *Error
+				if err := <-answer; !errors.As(err, &rpcErr) || rpcErr.Kind() != KindCancelled {
+					t.Fatalf("want the execute call answered as cancelled, got %v", err)
+				}
 			}
 			waitFinished(t, finished)
-			if took := time.Since(begin); took > 500*time.Millisecond {
-				t.Fatalf("Serve returned %s after %s; the step's ctx should have ended at once", took, end)
-			}
-			var rpcErr *Error
-			if err := <-answer; !errors.As(err, &rpcErr) || rpcErr.Kind() != KindCancelled {
-				t.Fatalf("want the execute call answered as cancelled, got %v", err)
-			}
 			select {
 			case <-secrets.closed:
 			default:
 				t.Fatal("the open store was not closed")
 			}
 		})
+	}
+}
+
+// A step that ignores its cancel holds neither the answer to shutdown nor the end of Serve: shutdown is
+// answered while it still runs, and Serve returns once the grace is over, with the stores closed.
+func TestAStepThatIgnoresItsCancelDoesNotHoldTheShutdown(t *testing.T) {
+	started := make(chan struct{})
+	release := make(chan struct{})
+	t.Cleanup(func() { close(release) })
+	secrets := closingSecrets{closed: make(chan struct{})}
+	p := NewPlugin("agentenv-stubborn", "0.0.1")
+	p.AddTaskStep(TaskStep{Type: "stubborn", Class: "Stubborn", Execute: func(context.Context, *StepCall) (map[string]any, error) {
+		close(started)
+		<-release // only the test's end lets it go
+		return map[string]any{"stubborn": "finished"}, nil
+	}})
+	p.AddSecretStore(StoreClass[SecretStore]{Class: "Closing",
+		Open: func(context.Context, StoreConfig) (SecretStore, error) { return secrets, nil }})
+	host, finished := servePlugin(t, p)
+	ctx := withTimeout(t)
+	if err := host.conn.Call(ctx, "initialize", initializeParamsFor(Range{1, 1}), nil); err != nil {
+		t.Fatal(err)
+	}
+	if err := host.conn.Call(ctx, "store.open", map[string]any{"kind": "secret", "class": "Closing", "config": map[string]any{}}, nil); err != nil {
+		t.Fatal(err)
+	}
+	go func() {
+		_ = host.conn.Call(ctx, "execute", map[string]any{"type": "stubborn", "step": map[string]any{"id": "s"}}, nil)
+	}()
+	select {
+	case <-started:
+	case <-time.After(callTimeout):
+		t.Fatal("the step never started")
+	}
+	if err := host.conn.Call(ctx, "shutdown", nil, nil); err != nil {
+		t.Fatal(err)
+	}
+	host.close()
+	waitFinished(t, finished)
+	select {
+	case <-secrets.closed:
+	default:
+		t.Fatal("the open store was not closed")
+	}
+}
+
+// The grace is the one every SDK keeps (protocol/vectors/shutdown.jsonl).
+func TestTheShutdownGraceIsTheSharedOne(t *testing.T) {
+	type shutdownCase struct {
+		ShutdownGraceMs int64 `json:"shutdown_grace_ms"`
+		ExitCode        int   `json:"exit_code"`
+	}
+	cases := readVectors[shutdownCase](t, "shutdown.jsonl")
+	if len(cases) != 1 {
+		t.Fatalf("want one shutdown case, got %d", len(cases))
+	}
+	if got := ShutdownGrace.Milliseconds(); got != cases[0].ShutdownGraceMs {
+		t.Fatalf("ShutdownGrace is %d ms, the shared vectors say %d ms", got, cases[0].ShutdownGraceMs)
+	}
+	if cases[0].ExitCode != 0 {
+		t.Fatalf("the shared vectors say exit code %d; Run returns 0 after Serve", cases[0].ExitCode)
+	}
+}
+
+// A plugin process with two steps in flight when shutdown comes, one that watches its ctx and one that
+// ignores it: shutdown is answered, the first is told it is cancelled and answers so, and the process
+// exits 0 once stdin closes, without waiting for the second (it would sleep 10 minutes).
+func TestAPluginProcessWithStepsInFlightAtShutdownExits0(t *testing.T) {
+	cmd, _, _ := startHelper(t, CookieVar+"=1", helperVar+"=shutdown")
+	cmd.Stdout, cmd.Stderr = nil, nil
+	cmd.WaitDelay = time.Second
+	stdin, err := cmd.StdinPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	stdout, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	stderr, err := cmd.StderrPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = cmd.Process.Kill() })
+	stderrLines := make(chan string, 100)
+	go func() {
+		defer close(stderrLines)
+		scanner := bufio.NewScanner(stderr)
+		for scanner.Scan() {
+			stderrLines <- scanner.Text()
+		}
+	}()
+	answers := make(chan *Message, 10)
+	go func() {
+		scanner := bufio.NewScanner(stdout)
+		for scanner.Scan() {
+			if msg, err := Decode(scanner.Bytes()); err == nil {
+				answers <- msg
+			}
+		}
+		close(answers)
+	}()
+	send := func(line string) {
+		t.Helper()
+		if _, err := io.WriteString(stdin, line+"\n"); err != nil {
+			t.Fatal(err)
+		}
+	}
+	answerTo := func(id int64) *Message {
+		t.Helper()
+		for {
+			select {
+			case msg, open := <-answers:
+				if !open {
+					t.Fatalf("stdout ended before the answer to %d", id)
+				}
+				if msg.ID.Int() == id {
+					return msg
+				}
+			case <-time.After(callTimeout):
+				t.Fatalf("no answer to %d", id)
+			}
+		}
+	}
+	var seen []string
+	waitStderr := func(want string) {
+		t.Helper()
+		for {
+			select {
+			case line, open := <-stderrLines:
+				if !open {
+					t.Fatalf("stderr ended before %q: %q", want, seen)
+				}
+				seen = append(seen, line)
+				if line == want {
+					return
+				}
+			case <-time.After(callTimeout):
+				t.Fatalf("stderr never said %q: %q", want, seen)
+			}
+		}
+	}
+	send(`{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"host":{"name":"t","version":"0"},"protocol":{"min":1,"max":1},"package":"agentenv-helper","settings":{}}}`)
+	if msg := answerTo(1); msg.Error != nil {
+		t.Fatalf("initialize failed: %v", msg.Error)
+	}
+	send(`{"jsonrpc":"2.0","id":2,"method":"execute","params":{"type":"watch_cancel","step":{"id":"w"},"context":{}}}`)
+	waitStderr("watch_cancel: started")
+	send(`{"jsonrpc":"2.0","id":3,"method":"execute","params":{"type":"stubborn","step":{"id":"s"},"context":{}}}`)
+	waitStderr("stubborn: started")
+	send(`{"jsonrpc":"2.0","id":4,"method":"shutdown"}`)
+	// Both answers come, in either order: the step that watched its ctx says it was cancelled.
+	got := map[int64]*Message{}
+	for len(got) < 2 {
+		select {
+		case msg, open := <-answers:
+			if !open {
+				t.Fatalf("stdout ended with answers to %v only", got)
+			}
+			got[msg.ID.Int()] = msg
+		case <-time.After(callTimeout):
+			t.Fatalf("answers to %v only", got)
+		}
+	}
+	if got[4] == nil || got[4].Error != nil {
+		t.Fatalf("shutdown was not answered with a result: %v", got)
+	}
+	if got[2] == nil || got[2].Error == nil || got[2].Error.Kind() != KindCancelled {
+		t.Fatalf("want the watching step answered as cancelled, got %v", got)
+	}
+	waitStderr("watch_cancel: saw the cancel")
+	_ = stdin.Close()
+	exited := make(chan error, 1)
+	go func() { exited <- cmd.Wait() }()
+	select {
+	case err := <-exited:
+		if err != nil {
+			t.Fatalf("the plugin did not exit 0: %v", err)
+		}
+	case <-time.After(callTimeout):
+		t.Fatal("the plugin did not exit after shutdown and the end of stdin")
 	}
 }
