@@ -4,6 +4,10 @@
 //! - `panics`: a step that panics; the host gets the panic, nothing goes to stderr.
 //! - `hangs`: a step that never answers, for the test harness's call limit.
 //! - `checked`: a step that implements `validate` and nothing more; the handshake lists `validate`.
+//! - `waits`: a step that says on stderr when it starts and when it sees its call cancelled (the host's
+//!   `$/cancelRequest`, `shutdown` or the end of stdin), then fails as cancelled.
+//! - `stubborn`: a step that says on stderr when it starts, then ignores its cancel and sleeps 10
+//!   minutes, for the shutdown grace.
 //! - `logs`: a step that sends a `$/log` line at each level, and one with a level given by name.
 //! - `deadline`: a step that answers the time it has left (`remaining_ms`, `null` when the host gave
 //!   it no `timeout_ms`).
@@ -53,6 +57,21 @@ fn hangs(ctx: &StepContext<'_>) -> Result<ExecuteResult, StepError> {
         std::thread::sleep(Duration::from_millis(50));
     }
     Err(StepError::new("Cancelled", "the host gave up"))
+}
+
+fn waits(ctx: &StepContext<'_>) -> Result<ExecuteResult, StepError> {
+    eprintln!("waits: started");
+    while !ctx.is_cancelled() {
+        std::thread::sleep(Duration::from_millis(10));
+    }
+    eprintln!("waits: saw the cancel");
+    Err(StepError::new("Cancelled", "the call was cancelled"))
+}
+
+fn stubborn(_ctx: &StepContext<'_>) -> Result<ExecuteResult, StepError> {
+    eprintln!("stubborn: started");
+    std::thread::sleep(Duration::from_secs(600));
+    Ok(ExecuteResult::default())
 }
 
 fn logs(ctx: &StepContext<'_>) -> Result<ExecuteResult, StepError> {
@@ -177,6 +196,14 @@ fn main() {
         .task_step(Step {
             name: "hangs",
             run: hangs,
+        })
+        .task_step(Step {
+            name: "waits",
+            run: waits,
+        })
+        .task_step(Step {
+            name: "stubborn",
+            run: stubborn,
         })
         .task_step(Step {
             name: "logs",

@@ -1,6 +1,7 @@
 //! What a handler gets besides its arguments: the host, cancellation, progress, settings, and for a
 //! task step the deadline the host gave it.
 
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
@@ -12,6 +13,8 @@ use crate::host::HostHandle;
 /// The context of one call from the host (an `execute`, a store operation, a raw method).
 pub struct StepContext<'a> {
     request: &'a RequestContext,
+    /// Set once the plugin is shutting down (`shutdown` came or stdin ended): every call is cancelled.
+    stopping: &'a AtomicBool,
     host: HostHandle,
     package: &'a str,
     settings: Arc<Map<String, Value>>,
@@ -26,12 +29,14 @@ pub type CallContext<'a> = StepContext<'a>;
 impl<'a> StepContext<'a> {
     pub(crate) fn new(
         request: &'a RequestContext,
+        stopping: &'a AtomicBool,
         package: &'a str,
         settings: Arc<Map<String, Value>>,
     ) -> Self {
         StepContext {
             host: HostHandle::new(request.peer().clone(), request.id().clone()),
             request,
+            stopping,
             package,
             settings,
             received: Instant::now(),
@@ -51,9 +56,11 @@ impl<'a> StepContext<'a> {
         &self.host
     }
 
-    /// True once the host cancelled this call (it timed out there); stop and return any error.
+    /// True once the host cancelled this call (it timed out there, or a run was cancelled), and once
+    /// the plugin is shutting down (`shutdown` came or stdin ended: the call then has one second,
+    /// [`SHUTDOWN_GRACE`](crate::SHUTDOWN_GRACE), before the plugin exits); stop and return any error.
     pub fn is_cancelled(&self) -> bool {
-        self.request.is_cancelled()
+        self.request.is_cancelled() || self.stopping.load(Ordering::Relaxed)
     }
 
     /// When the host will give up on this step and cancel it: the time it gave the step (its

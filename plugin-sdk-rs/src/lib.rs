@@ -28,7 +28,8 @@
 //! ```
 //!
 //! The SDK answers `initialize` from what was registered, keeps stdout for the protocol (a stray
-//! `println!` goes to stderr), exits on stdin EOF or after `shutdown`, and exits 2 with a one-line
+//! `println!` goes to stderr), exits 0 on stdin EOF or after `shutdown` (the calls still running are
+//! cancelled, [`StepContext::is_cancelled`], and get [`SHUTDOWN_GRACE`] to return), and exits 2 with a one-line
 //! explanation when run by hand. See `README.md` and `docs/protocol.md`.
 //!
 //! Stores are the store API's: the traits, [`StoreError`] and the document query algebra come from the
@@ -67,7 +68,7 @@ pub use host::HostHandle;
 pub use log_level::{IntoLogLevel, LogLevel, UnknownLogLevel};
 pub use plugin::Plugin;
 pub use root_option::RootOption;
-pub use serve::EXIT_NOT_STARTED_BY_AGENT_ENV;
+pub use serve::{EXIT_NOT_STARTED_BY_AGENT_ENV, SHUTDOWN_GRACE};
 pub use step::TaskStep;
 pub use store_class::StoreClass;
 pub use typed_step::TypedStep;

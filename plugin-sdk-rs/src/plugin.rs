@@ -1,12 +1,15 @@
 //! The plugin builder: register what the plugin provides, then [`Plugin::serve`].
 
 use std::collections::HashMap;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Condvar, Mutex, MutexGuard, RwLock};
+use std::time::Instant;
 
 use agent_env_protocol::codes::ErrorKind;
 use agent_env_protocol::explorer::{
     ExplorerRequestParams, ExplorerRouterParams, EXPLORER_REQUEST, EXPLORER_ROUTER,
 };
+use agent_env_protocol::message::Id;
 use agent_env_protocol::message::RpcError;
 use agent_env_protocol::methods::{split_store_method, StoreOpenResult};
 use agent_env_protocol::methods::{
@@ -210,6 +213,7 @@ impl Plugin {
             handles: Mutex::new(Handles::default()),
             done: Mutex::new(Done::default()),
             done_cv: Condvar::new(),
+            stopping: AtomicBool::new(false),
         })
     }
 }
@@ -220,11 +224,13 @@ struct Handles {
     open: HashMap<String, AnyStore>,
 }
 
-/// Why the serve loop ends.
+/// Why the serve loop ends, and how many requests are being handled.
 #[derive(Default, Clone, Copy, PartialEq, Eq, Debug)]
 pub(crate) struct Done {
     pub shutdown: bool,
     pub closed: bool,
+    /// Requests whose answer is not written yet.
+    pub in_flight: usize,
 }
 
 /// Routes the host's requests to what was registered.
@@ -234,6 +240,8 @@ pub(crate) struct Dispatcher {
     handles: Mutex<Handles>,
     done: Mutex<Done>,
     done_cv: Condvar,
+    /// Set when the shutdown begins: every call still running, and any later one, is cancelled.
+    stopping: AtomicBool,
 }
 
 fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
@@ -250,7 +258,7 @@ fn parse<T: DeserializeOwned>(method: &str, params: Value) -> Result<T, RpcError
 }
 
 impl Dispatcher {
-    /// Blocks until `shutdown` was answered or the host's stream ended.
+    /// Blocks until `shutdown` came or the host's stream ended.
     pub(crate) fn wait_done(&self) -> Done {
         let done = lock(&self.done);
         let done = self
@@ -258,6 +266,35 @@ impl Dispatcher {
             .wait_while(done, |d| !d.shutdown && !d.closed)
             .unwrap_or_else(|p| p.into_inner());
         *done
+    }
+
+    /// Cancels every call still running, and any that comes later ([`StepContext::is_cancelled`]).
+    pub(crate) fn stop_all(&self) {
+        self.stopping.store(true, Ordering::Relaxed);
+    }
+
+    /// Blocks until every request has been answered, or `deadline` passes. Returns whether all were.
+    pub(crate) fn wait_idle(&self, deadline: Instant) -> bool {
+        let mut done = lock(&self.done);
+        while done.in_flight > 0 {
+            let now = Instant::now();
+            if now >= deadline {
+                return false;
+            }
+            done = self
+                .done_cv
+                .wait_timeout(done, deadline - now)
+                .unwrap_or_else(|p| p.into_inner())
+                .0;
+        }
+        true
+    }
+
+    /// Drops the stores the host opened, so that each releases what it holds (its `Drop`) before
+    /// the process exits, which runs no destructor.
+    pub(crate) fn close_stores(&self) {
+        let open = std::mem::take(&mut lock(&self.handles).open);
+        drop(open);
     }
 
     fn settings(&self) -> Arc<Map<String, Value>> {
@@ -500,6 +537,8 @@ impl Handler for Dispatcher {
         method: &str,
         params: Value,
     ) -> Result<Value, RpcError> {
+        // Counted until its answer is out (`answered`), which the end of `run` waits for.
+        self.set_done(|d| d.in_flight += 1);
         // Any handler's panic is answered, whatever it was doing: a request left unanswered would
         // hold the host until its call limit (a command has none), then be told as a slow plugin.
         // A step's own panic is answered as its step's failure, inside `execute`.
@@ -516,7 +555,12 @@ impl Handler for Dispatcher {
     }
 
     fn closed(&self, _reason: &CloseReason) {
+        self.stop_all();
         self.set_done(|d| d.closed = true);
+    }
+
+    fn answered(&self, _id: &Id) {
+        self.set_done(|d| d.in_flight = d.in_flight.saturating_sub(1));
     }
 }
 
@@ -528,10 +572,13 @@ impl Dispatcher {
         method: &str,
         params: Value,
     ) -> Result<Value, RpcError> {
-        let ctx = StepContext::new(request, &self.plugin.name, self.settings());
+        let ctx = StepContext::new(request, &self.stopping, &self.plugin.name, self.settings());
         match method {
             INITIALIZE => self.initialize(params),
             SHUTDOWN => {
+                // Answered at once (the host gives a plugin whose calls ignored its cancel only 0.5 s
+                // for it); the calls still running are cancelled now and waited for in `run`.
+                self.stop_all();
                 self.set_done(|d| d.shutdown = true);
                 Ok(Value::Null)
             }

@@ -3,7 +3,7 @@
 use std::fs::File;
 use std::io;
 use std::os::fd::{FromRawFd, OwnedFd, RawFd};
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use agent_env_protocol::peer::{Peer, PeerConfig};
 use agent_env_protocol::version::{COOKIE_VALUE, COOKIE_VAR, PRINT_MANIFEST_ARG, RPC_FDS_VAR};
@@ -13,11 +13,16 @@ use crate::plugin::Plugin;
 /// Exit status when run by hand (without agent-env's cookie) or misused.
 pub const EXIT_NOT_STARTED_BY_AGENT_ENV: i32 = 2;
 
-/// How long to wait, after answering `shutdown`, for the host to close stdin.
-const AFTER_SHUTDOWN: Duration = Duration::from_secs(2);
+/// Once `shutdown` comes or stdin ends, how long the calls still running (all cancelled at once:
+/// [`StepContext::is_cancelled`](crate::StepContext::is_cancelled)) have to return, and after
+/// `shutdown` how long the host has to close stdin, before the plugin drops its stores and exits 0.
+/// The same in every SDK (docs/protocol.md §3), and inside the 2 s the host waits for the exit.
+pub const SHUTDOWN_GRACE: Duration = Duration::from_secs(1);
 
 impl Plugin {
-    /// Serves the protocol until the host shuts the plugin down or goes away, then exits the process.
+    /// Serves the protocol until the host shuts the plugin down or goes away, then exits the process
+    /// with 0: the calls still running when `shutdown` comes or stdin ends are cancelled and get
+    /// [`SHUTDOWN_GRACE`] to return, then the open stores are dropped.
     pub fn serve(self) -> ! {
         let code = self.run();
         std::process::exit(code)
@@ -55,10 +60,17 @@ impl Plugin {
         let dispatcher = self.into_dispatcher();
         let peer = Peer::start(reader, writer, dispatcher.clone(), config);
         let done = dispatcher.wait_done();
+        // The plugin's side of the shutdown (docs/protocol.md §3): the calls still running are
+        // cancelled, `shutdown` is answered at once, and they and the end of stdin are waited for
+        // until the grace ends.
+        let deadline = Instant::now() + SHUTDOWN_GRACE;
+        dispatcher.stop_all();
         if done.shutdown && !done.closed {
             // The answer to shutdown is on its way; the host closes stdin next.
-            peer.wait_closed(Some(AFTER_SHUTDOWN));
+            peer.wait_closed(Some(deadline.saturating_duration_since(Instant::now())));
         }
+        dispatcher.wait_idle(deadline);
+        dispatcher.close_stores();
         0
     }
 

@@ -6,4 +6,5 @@
 
 mod edge_cases_example;
 mod greet_example;
+mod shutdown;
 mod typed_step_example;

@@ -65,6 +65,11 @@ pub trait Handler: Send + Sync + 'static {
 
     /// Called once when the connection ends (end of the incoming stream, or [`Peer::abort`]).
     fn closed(&self, _reason: &CloseReason) {}
+
+    /// Called once the answer [`Handler::request`] returned for request `id` has been written (or
+    /// could not be), so that a side that waits for its requests before it exits knows their
+    /// answers are out.
+    fn answered(&self, _id: &Id) {}
 }
 
 /// A handler that answers every request with `method-not-found`.
@@ -694,13 +699,14 @@ impl Peer {
         };
         if let Err(CallError::TooLarge { size, max }) = self.send(&reply) {
             let _ = self.send(&Message::Response {
-                id: job.id,
+                id: job.id.clone(),
                 result: Err(RpcError::new(
                     ErrorKind::MessageTooLarge,
                     format!("the answer is {size} bytes, over the {max}-byte maximum message size; pass large data by file path"),
                 )),
             });
         }
+        self.inner.handler.answered(&job.id);
     }
 
     fn too_large(&self, head: &[u8]) {

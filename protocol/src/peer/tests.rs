@@ -376,3 +376,43 @@ fn a_string_id_other_than_the_numbers_own_text_is_a_wrong_id() {
         );
     }
 }
+
+/// Records the ids whose answers the peer reports written.
+#[derive(Default)]
+struct Answered {
+    ids: Mutex<Vec<Id>>,
+    changed: Condvar,
+}
+
+impl Handler for Answered {
+    fn request(&self, _: &RequestContext, _: &str, _: Value) -> Result<Value, RpcError> {
+        Ok(json!("done"))
+    }
+
+    fn answered(&self, id: &Id) {
+        lock(&self.ids).push(id.clone());
+        self.changed.notify_all();
+    }
+}
+
+#[test]
+fn the_handler_is_told_of_each_answer_once_it_is_written() {
+    use std::io::{BufRead, BufReader, Write};
+    let handler = Arc::new(Answered::default());
+    let (_peer, mut to_peer, from_peer) = host_end(handler.clone(), PeerConfig::default());
+    writeln!(to_peer, r#"{{"jsonrpc":"2.0","id":7,"method":"work"}}"#).unwrap();
+    let mut line = String::new();
+    BufReader::new(from_peer).read_line(&mut line).unwrap();
+    assert_eq!(
+        serde_json::from_str::<Value>(&line).unwrap(),
+        json!({"jsonrpc": "2.0", "id": 7, "result": "done"})
+    );
+    let ids = handler
+        .changed
+        .wait_timeout_while(lock(&handler.ids), Duration::from_secs(30), |ids| {
+            ids.is_empty()
+        })
+        .unwrap()
+        .0;
+    assert_eq!(*ids, vec![Id::Number(7)]);
+}
