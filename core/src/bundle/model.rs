@@ -28,6 +28,9 @@ pub struct Bundle {
     /// What the bundle's files say that a run does not read, each a sentence that starts with the
     /// file's path (a task file's own `id`).
     pub unread: Vec<String>,
+    /// Whether `artifacts/` or `skills/` could not be listed (a problem of the bundle says why), so
+    /// an artifact missing from `artifacts` may be there all the same.
+    pub artifacts_unlisted: bool,
 }
 
 /// An artifact (or skill) folder.

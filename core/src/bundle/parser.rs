@@ -67,6 +67,7 @@ pub fn parse_tree(
             aliases: BTreeMap::new(),
             ignored: Vec::new(),
             unread: Vec::new(),
+            artifacts_unlisted: false,
         },
     };
     p.parse_root();
@@ -260,6 +261,9 @@ impl Parser<'_> {
             }
             Err(e) => {
                 self.problem(kind, format!("can't be read: {e}"));
+                if kind == "artifacts" || kind == "skills" {
+                    self.bundle.artifacts_unlisted = true;
+                }
                 Vec::new()
             }
         }

@@ -122,6 +122,7 @@ fn as_bundle(id: &str, steps: Vec<Map<String, Value>>) -> Bundle {
         aliases: Default::default(),
         ignored: Vec::new(),
         unread: Vec::new(),
+        artifacts_unlisted: false,
     }
 }
 

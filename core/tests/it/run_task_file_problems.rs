@@ -451,3 +451,32 @@ fn a_name_that_is_not_utf8_is_refused_for_what_it_names() {
         ]
     );
 }
+
+/// A bundle whose artifacts/ folder can't be read (here a named pipe in it, which refuses the
+/// listing as root too; a folder this user may not read does the same) says that, why and what to
+/// do, and only that: a task loading one of its artifacts is not told that the bundle has none, nor
+/// that the name is no artifact of the bundle, which no one knows until the folder is read.
+#[test]
+fn an_artifacts_folder_that_cannot_be_read_is_not_said_to_hold_no_artifacts() {
+    let s = Sandboxed::new();
+    s.write(
+        "bundle/tasks/t.json",
+        r#"[{"id": "box", "type": "deploy_sandbox", "sandbox_name": "box"},
+            {"id": "load", "type": "load_artifact", "sandbox_name": "box", "artifact_id": "greeting", "destination_path": "/app"}]"#,
+    );
+    s.write("bundle/artifacts/greeting/a.txt", "hello\n");
+    let pipe = s.home().join("bundle/artifacts/p");
+    let made = std::process::Command::new("mkfifo")
+        .arg(&pipe)
+        .status()
+        .unwrap();
+    assert!(made.success());
+    let problems = problems_of(&s);
+    assert_eq!(
+        problems,
+        [format!(
+            "artifacts: can't be read: {} is a named pipe (FIFO), not a regular file; a bundle or an artifact holds files and folders only, so remove it",
+            pipe.display()
+        )]
+    );
+}
