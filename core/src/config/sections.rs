@@ -80,6 +80,9 @@ pub struct SectionView {
     /// For aliased sections the class name; otherwise the section's table, masked.
     pub value: Option<Value>,
     pub error: Option<String>,
+    /// What `config check` says is wrong with a section that resolves: a store's `impl` that names
+    /// no store (`impl = "local"`, an alias only the section's own value takes).
+    pub problem: Option<String>,
     /// The settings the store takes from the environment, beside its table (empty for most).
     pub from_env: Vec<FromEnvView>,
 }
@@ -121,6 +124,7 @@ fn failed(name: &'static str, error: String) -> SectionView {
         config: None,
         value: None,
         error: Some(error),
+        problem: None,
         from_env: Vec::new(),
     }
 }
@@ -139,10 +143,20 @@ fn aliased_view(
         Ok(selection) => {
             let mut view = selection_view(name, &selection, crate::paths::Paths::new(&doc.env));
             view.from_env = from_env(name, &selection, env);
+            view.problem = impl_problem(name, &selection);
             view
         }
         Err(e) => failed(name, e.to_string()),
     }
+}
+
+/// Why a store section's `impl` names no store, as `config check` says it (`impl = "local"` in a
+/// `[stores.<kind>]` table: the alias is the section's own value, `[stores] object = "local"`).
+fn impl_problem(name: &str, selection: &StoreSelection) -> Option<String> {
+    let kind = crate::stores::StoreKind::parse(name)?;
+    crate::stores::from_spec::classify(kind, &selection.impl_name)
+        .err()
+        .map(|e| e.to_string())
 }
 
 /// The settings the selected store takes from the environment, each masked as the table's own.
@@ -217,6 +231,7 @@ fn selection_view(
         config: Some(config),
         value: Some(Value::String(selection.class_name().to_string())),
         error: None,
+        problem: None,
         from_env: Vec::new(),
     }
 }
@@ -256,6 +271,7 @@ fn plain_view(doc: &ConfigDocument, name: &'static str) -> SectionView {
             config: None,
             value: None,
             error: None,
+            problem: None,
             from_env: Vec::new(),
         },
         Some(table) => {
@@ -272,6 +288,7 @@ fn plain_view(doc: &ConfigDocument, name: &'static str) -> SectionView {
                 config: None,
                 value: Some(masked),
                 error: None,
+                problem: None,
                 from_env: Vec::new(),
             }
         }

@@ -302,6 +302,11 @@ fn render_section(block: &mut Block, section: &SectionView) {
     } else {
         "(unset)".to_string()
     };
+    // What `config check` refuses in the choice is said on its line, as a warning is said.
+    let text = match &section.problem {
+        Some(problem) => format!("{text}  (problem) {problem}"),
+        None => text,
+    };
     block.first(section.name, &text);
     if let Some(pairs) = pairs {
         nested_lines(block, 0, pairs);

@@ -408,6 +408,33 @@ fn an_unknown_object_store_alias_is_unresolved_with_the_reference_message() {
     ));
 }
 
+/// `impl = "local"` in a `[stores.<kind>]` table (the alias only `[stores] object = "local"` takes),
+/// which `config check` refuses, is flagged on its section's line with what `config check` says, in
+/// the text and as the section's `problem` in `--json`; a store that names a class has none.
+#[test]
+fn an_impl_alias_in_a_store_table_is_flagged_with_what_config_check_says() {
+    let p = Project::new("[stores.object]\nimpl = \"local\"\n");
+    let said = "[stores.object] impl 'local' is neither a built-in store's class nor a plugin's '<package>:<Class>'; write impl = \"LocalFilesystemObjectStore\" or \"S3ObjectStore\" for a built-in store, or \"<package>:<Class>\" for a plugin's";
+    let (code, out, err) = p.run(&["config", "check"]);
+    assert!(out.contains(said) || err.contains(said), "{out}{err}");
+    assert_ne!(code, 0, "{out}{err}");
+    let (code, out, err) = p.run(&["config", "show"]);
+    assert_eq!(code, 0, "{err}");
+    assert_eq!(
+        section_line(&out, "object"),
+        format!("object:         local  (problem) {said}")
+    );
+    assert_eq!(
+        section_line(&out, "document"),
+        "document:       LocalSqliteDocumentStore  path=~/.local/state/agent-env/document_store/documents.db"
+    );
+    let doc = p.json(&[], &["config", "show", "--json"]);
+    let sections = doc["sections"].as_array().unwrap();
+    let section = |name: &str| sections.iter().find(|s| s["name"] == name).unwrap();
+    assert_eq!(section("object")["problem"], said, "{doc:#}");
+    assert_eq!(section("document")["problem"], serde_json::Value::Null);
+}
+
 #[test]
 fn scenario_13_a_missing_agent_env_config_prints_only_the_config_block() {
     let p = Project::new("");
