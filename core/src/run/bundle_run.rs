@@ -402,6 +402,8 @@ fn folder_over_installed(text: &str, session: &Session) -> Option<String> {
 
 /// Starts the plugins the plan's plugin steps need and preflights each step; `None` when no step
 /// comes from a plugin (nothing is started). `cancel` stops a start still waiting for its plugin.
+/// A configured store one of those plugins provides is opened then too (see
+/// [`open_stores_of_step_plugins`]), so a config it refuses stops the run once, before any task.
 pub(super) fn start_plugin_steps(
     bundle: &crate::bundle::Bundle,
     plan: &plan::Plan<'_>,
@@ -409,7 +411,7 @@ pub(super) fn start_plugin_steps(
     session: &Session,
     observer: Arc<dyn RunObserver>,
     cancel: &super::cancel::Cancel,
-) -> Result<Option<Arc<PluginSteps>>, BundleError> {
+) -> Result<Option<Arc<PluginSteps>>, RunError> {
     let plugin_steps: Vec<(&str, &plan::PlannedStep, &str)> = plan
         .tasks
         .iter()
@@ -455,11 +457,62 @@ pub(super) fn start_plugin_steps(
             ));
         }
     }
-    if problems.is_empty() {
-        Ok(Some(steps))
-    } else {
+    if !problems.is_empty() {
         steps.shutdown();
-        Err(BundleError::new(problems))
+        return Err(BundleError::new(problems).into());
+    }
+    if steps.stopping() {
+        return Ok(Some(steps));
+    }
+    let started: Vec<&str> = plugin_steps.iter().map(|(_, _, p)| *p).collect();
+    if let Err(e) = open_stores_of_step_plugins(session, &started) {
+        steps.shutdown();
+        return Err(e.into());
+    }
+    Ok(Some(steps))
+}
+
+/// Opens each configured store a step reaches through the host (the secret and image stores; its
+/// objects and documents are the run's own, open already) that one of the plugins `started` for
+/// the run's steps provides. That plugin is running, so opening it starts nothing more, and a
+/// config table it refuses (a key its store does not take) is the config's problem, said once
+/// before any task starts, rather than each task's step failing on it in turn. A store another
+/// plugin provides is opened when a step first asks for it, as before: the run's check starts no
+/// plugin for it.
+fn open_stores_of_step_plugins(
+    session: &Session,
+    started: &[&str],
+) -> Result<(), crate::config::check::PreflightError> {
+    use crate::stores::from_spec::{classify, Target as StoreTarget};
+    use crate::stores::StoreKind;
+    let config = session.config();
+    let mut problems = Vec::new();
+    for kind in [StoreKind::Secret, StoreKind::Image] {
+        let Ok(selection) = crate::config::store_selection::selection(config, kind.as_str()) else {
+            // The run's check of the config has said what is wrong with the section.
+            continue;
+        };
+        let Ok(StoreTarget::Plugin { package, class }) = classify(kind, &selection.impl_name)
+        else {
+            continue;
+        };
+        let package = canonical_name(&package);
+        if !started.iter().any(|p| canonical_name(p) == package) {
+            continue;
+        }
+        if let Err(e) = session.stores().get(kind) {
+            problems.push(crate::config::error::ConfigError::Store(format!(
+                "[stores.{kind}] names the {kind} store {package}:{class} of the plugin {package}, which runs this run's steps; it can't be opened, so no task was started: {e}",
+                kind = kind.as_str(),
+            )));
+        }
+    }
+    match problems.is_empty() {
+        true => Ok(()),
+        false => Err(crate::config::check::PreflightError {
+            place: config.path_display(),
+            problems,
+        }),
     }
 }
 

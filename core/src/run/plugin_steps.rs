@@ -453,7 +453,7 @@ impl PluginSteps {
     }
 
     /// Whether the run stopped its plugins' starts (it was cancelled).
-    fn stopping(&self) -> bool {
+    pub(super) fn stopping(&self) -> bool {
         self.starts.is_aborted()
     }
 

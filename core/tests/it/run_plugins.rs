@@ -602,3 +602,50 @@ fn a_failure_of_several_lines_keeps_the_summary_line_whole() {
     );
     r.assert_stdout_has(&format!("{summary}\nline two"));
 }
+
+/// A configured store that the plugin running the run's steps provides, whose config table that
+/// plugin's store refuses (a key it does not take): the run refuses once, before any task starts,
+/// naming the section, the store, the plugin and the problem, with the config's other up-front
+/// problems' exit code and `--json` `problems`, rather than each task's step failing on it in turn.
+#[test]
+fn a_store_the_steps_plugin_provides_with_a_refused_table_stops_the_run_once() {
+    let s = Sandboxed::new();
+    s.install_fixture_works(
+        "[provides.task_steps]\nstore_roundtrip = \"StoreRoundTrip\"\n\n[provides.stores]\nTableSecretStore = \"secret\"\n",
+    );
+    s.write(
+        ".agentenv/config.toml",
+        "[stores.secret]\nimpl = \"agentenv-fixture-works:TableSecretStore\"\nconfig = { values = { token = \"t\" }, colour = \"blue\" }\n",
+    );
+    for task in ["one", "two"] {
+        s.write(
+            &format!("b/tasks/{task}.json"),
+            r#"[{"id": "e", "type": "store_roundtrip", "text": "x"}]"#,
+        );
+    }
+    let said = "[stores.secret] names the secret store agentenv-fixture-works:TableSecretStore of the plugin agentenv-fixture-works, which runs this run's steps; it can't be opened, so no task was started: [stores.secret.config] The config table for 'agentenv-fixture-works:TableSecretStore' has unknown key 'colour'; it takes values, open_delay_ms (the keys the plugin agentenv-fixture-works declares for TableSecretStore in its initialize answer)";
+    let r = s.run(&["run", "./b"]);
+    assert_eq!(r.code, 1, "{}", r.both());
+    assert_eq!(r.stderr.matches(said).count(), 1, "{}", r.both());
+    assert!(
+        r.stderr
+            .contains("Fix them, then check with `agent-env config check`."),
+        "{}",
+        r.both()
+    );
+    assert!(!r.both().contains("step 1/1"), "{}", r.both());
+    assert!(!s.local_db().exists() || s.docs("task_instances").is_empty());
+    let r = s.run(&["run", "./b", "--json"]);
+    assert_eq!(r.code, 1, "{}", r.both());
+    let doc: serde_json::Value = serde_json::from_str(&r.stdout).unwrap();
+    assert_eq!(doc["status"], "error", "{doc:#}");
+    assert_eq!(doc["problems"], serde_json::json!([said]), "{doc:#}");
+    assert_eq!(doc["tasks"], serde_json::json!([]), "{doc:#}");
+    // With a table the store takes, the same tasks run.
+    s.write(
+        ".agentenv/config.toml",
+        "[stores.secret]\nimpl = \"agentenv-fixture-works:TableSecretStore\"\nconfig = { values = { token = \"t\" } }\n",
+    );
+    let r = s.run(&["run", "./b"]);
+    assert_eq!(r.code, 0, "{}", r.both());
+}
