@@ -43,6 +43,17 @@ pub fn why_ignored(rel: &str) -> Option<&'static str> {
     })
 }
 
+/// Why the kind folder `kind` can't be listed, and what to do: a folder this user may not read or
+/// enter is said so, with the permission it lacks (the system's words alone say neither).
+fn unlistable_folder(kind: &str, error: &std::io::Error) -> String {
+    match error.kind() {
+        std::io::ErrorKind::PermissionDenied => format!(
+            "can't be read: this user may not list the folder ({error}); let it read and enter {kind}/ (chmod a+rx {kind}, as the folder's owner)"
+        ),
+        _ => format!("can't be read: {error}"),
+    }
+}
+
 /// Reads a bundle from `tree`; `display_root` prefixes every problem, `id_root` roots every id.
 pub fn parse_tree(
     tree: Tree<'_>,
@@ -260,7 +271,7 @@ impl Parser<'_> {
                 listing.entries
             }
             Err(e) => {
-                self.problem(kind, format!("can't be read: {e}"));
+                self.problem(kind, unlistable_folder(kind, &e));
                 if kind == "artifacts" || kind == "skills" {
                     self.bundle.artifacts_unlisted = true;
                 }

@@ -480,3 +480,53 @@ fn an_artifacts_folder_that_cannot_be_read_is_not_said_to_hold_no_artifacts() {
         )]
     );
 }
+
+/// An artifacts/ folder this user may not read (chmod 000; as root, the run is made as nobody, who
+/// then owns the temp folders) is said to be one, with the permission to give, and a task loading one
+/// of its artifacts is not told that the bundle has none.
+#[test]
+fn an_artifacts_folder_this_user_may_not_read_says_which_permission_it_lacks() {
+    use std::os::unix::fs::PermissionsExt;
+    use std::os::unix::process::CommandExt;
+    let s = Sandboxed::new();
+    s.write(
+        "bundle/tasks/t.json",
+        r#"[{"id": "box", "type": "deploy_sandbox", "sandbox_name": "box"},
+            {"id": "load", "type": "load_artifact", "sandbox_name": "box", "artifact_id": "greeting", "destination_path": "/app"}]"#,
+    );
+    s.write("bundle/artifacts/greeting/a.txt", "hello\n");
+    let mut cmd = s.command(&["run", "--dry-run", "--json", "./bundle"]);
+    // SAFETY: geteuid only reads this process's effective user id.
+    if unsafe { libc::geteuid() } == 0 {
+        const NOBODY: u32 = 65534;
+        fn chown_all(path: &std::path::Path) {
+            std::os::unix::fs::lchown(path, Some(NOBODY), Some(NOBODY)).unwrap();
+            if path.is_dir() && !path.is_symlink() {
+                for entry in std::fs::read_dir(path).unwrap() {
+                    chown_all(&entry.unwrap().path());
+                }
+            }
+        }
+        chown_all(s.dir.path());
+        cmd.uid(NOBODY).gid(NOBODY);
+    }
+    let artifacts = s.home().join("bundle/artifacts");
+    std::fs::set_permissions(&artifacts, std::fs::Permissions::from_mode(0o000)).unwrap();
+    let out = cmd.output().unwrap();
+    std::fs::set_permissions(&artifacts, std::fs::Permissions::from_mode(0o755)).unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert_eq!(
+        out.status.code(),
+        Some(1),
+        "{stdout}{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let doc: Value = serde_json::from_str(&stdout).unwrap();
+    assert_eq!(
+        doc["problems"],
+        serde_json::json!([
+            "~/bundle/artifacts: can't be read: this user may not list the folder (Permission denied (os error 13)); let it read and enter artifacts/ (chmod a+rx artifacts, as the folder's owner)"
+        ]),
+        "{doc:#}"
+    );
+}
