@@ -161,6 +161,11 @@ pub(super) fn files(
                 v,
             ));
             out.push(file("src/main.rs".into(), rust_template(kind, "main"), v));
+            out.push(file(
+                ".gitignore".into(),
+                include_str!("templates/rust/gitignore.tmpl"),
+                v,
+            ));
             if matches!(kind, Kind::Store(_)) {
                 out.push(file("src/lib.rs".into(), rust_template(kind, "lib"), v));
             }
@@ -181,6 +186,12 @@ pub(super) fn files(
             file(
                 format!("{}.toml", names.package),
                 python_template(kind, "manifest"),
+                v,
+            ),
+            // pip builds a project folder in place: `plugin add .` leaves `build/` and `*.egg-info` here.
+            file(
+                ".gitignore".into(),
+                include_str!("templates/python/gitignore.tmpl"),
                 v,
             ),
             file(format!("src/{}/__init__.py", names.module), "", v),

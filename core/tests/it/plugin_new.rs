@@ -244,3 +244,37 @@ fn a_document_store_project_says_its_test_needs_agent_env() {
     let r = s.run(&["plugin", "new", "agentenv-steps", "--lang", "go"]);
     assert!(!r.stdout.contains("AGENT_ENV_BIN"), "{}", r.stdout);
 }
+
+/// `plugin add .` builds a Python project in place (pip leaves `build/` and `*.egg-info` beside the
+/// code) and cargo writes `target/`: the project a user commits ignores what building it writes.
+#[test]
+fn a_new_project_ignores_what_building_it_writes() {
+    let s = Sandboxed::new();
+    for (lang, dir, ignored) in [
+        (
+            "python",
+            "py",
+            &["build/", "*.egg-info/", "__pycache__/"][..],
+        ),
+        ("rust", "rs", &["/target/"][..]),
+    ] {
+        let name = format!("agentenv-ignores-{dir}");
+        let r = s.run(&[
+            "plugin", "new", &name, "--lang", lang, "--dir", dir, "--json",
+        ]);
+        assert_eq!(r.code, 0, "{}", r.both());
+        let doc: serde_json::Value = serde_json::from_str(&r.stdout).unwrap();
+        assert!(
+            doc["files"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .any(|f| f == ".gitignore"),
+            "{doc}"
+        );
+        let text = std::fs::read_to_string(s.home().join(dir).join(".gitignore")).unwrap();
+        for pattern in ignored {
+            assert!(text.lines().any(|l| l == *pattern), "{lang}: {text}");
+        }
+    }
+}
