@@ -16,7 +16,8 @@ use crate::environment::Environment;
 pub struct Paths<'a> {
     env: &'a Environment,
     /// Where to note each of [`XDG_BASE_VARS`] a folder was looked up through (a bit each, in its
-    /// order), for [`Paths::ignored_relative_vars`] to say only those a command used.
+    /// order) and whether the home folder was ([`HOME_ASKED`]), for
+    /// [`Paths::ignored_relative_vars`] to say only those a command used.
     asked: Option<&'a AtomicU8>,
 }
 
@@ -26,7 +27,7 @@ impl<'a> Paths<'a> {
         Paths { env, asked: None }
     }
 
-    /// The same, noting in `asked` which XDG variables its lookups read.
+    /// The same, noting in `asked` which XDG variables (and whether HOME) its lookups read.
     pub fn noting(env: &'a Environment, asked: &'a AtomicU8) -> Paths<'a> {
         Paths {
             env,
@@ -36,8 +37,12 @@ impl<'a> Paths<'a> {
 
     /// The user's home directory: `$HOME` when it is an absolute path, else the user's entry in the
     /// system's user database (an unset, empty or relative `HOME` put agent-env's state at the
-    /// filesystem's root or under the working folder).
+    /// filesystem's root or under the working folder). A relative `HOME` is ignored so, and said
+    /// ([`Paths::ignored_relative_vars`]).
     pub fn home_dir(&self) -> Option<PathBuf> {
+        if let Some(asked) = self.asked {
+            asked.fetch_or(HOME_ASKED, Ordering::Relaxed);
+        }
         self.env
             .var_os("HOME")
             .map(PathBuf::from)
@@ -116,38 +121,67 @@ impl<'a> Paths<'a> {
         }
     }
 
-    /// What the XDG base-directory variables set to a relative path say: the XDG spec says to
-    /// ignore such a value, and agent-env does, so each one set so is warned of, with the folder used
-    /// instead (`XDG_STATE_HOME is 'relstate', a relative path, …`), in the order of
-    /// [`XDG_BASE_VARS`]. An empty one is unset, as the spec says, and said nothing of. Paths made
-    /// [`Paths::noting`] say only the variables their lookups read.
+    /// What the XDG base-directory variables and HOME set to a relative path say: the XDG spec says
+    /// to ignore such a value, and agent-env does (a relative HOME too, [`Paths::home_dir`]), so each
+    /// one set so is warned of, with the folder used instead (`XDG_STATE_HOME is 'relstate', a
+    /// relative path, …`): HOME first, then the XDG variables in the order of [`XDG_BASE_VARS`]. An
+    /// empty one is unset, as the spec says, and said nothing of. Paths made [`Paths::noting`] say
+    /// only the variables their lookups read.
     pub fn ignored_relative_vars(&self) -> Vec<String> {
         let asked = self.asked.map_or(u8::MAX, |a| a.load(Ordering::Relaxed));
         self.ignored_relative_vars_of(asked)
     }
 
-    /// As [`Paths::ignored_relative_vars`], of the variables whose bits (their places in
-    /// [`XDG_BASE_VARS`]) `vars` sets.
+    /// As [`Paths::ignored_relative_vars`], of the variables whose bits `vars` sets: their places in
+    /// [`XDG_BASE_VARS`], and [`HOME_ASKED`] for HOME.
     pub fn ignored_relative_vars_of(&self, vars: u8) -> Vec<String> {
-        XDG_BASE_VARS
+        let home = (vars & HOME_ASKED != 0)
+            .then(|| self.relative_home_warning())
+            .flatten();
+        let xdg = XDG_BASE_VARS
             .iter()
             .enumerate()
             .filter(|(bit, _)| vars & (1 << bit) != 0)
             .filter_map(|(_, (name, default))| {
-                let value = self.env.var_os(name)?;
-                if value.is_empty() || Path::new(value).is_absolute() {
-                    return None;
-                }
-                let used = self
+                let value = relative(self.env.var_os(name))?;
+                // What the folders under the home folder are made under when it is not known.
+                let used = Paths::new(self.env)
                     .home_dir()
-                    .map(|home| home.join(default).display().to_string())
-                    .unwrap_or_else(|| format!("~/{default}"));
+                    .unwrap_or_else(|| PathBuf::from("/"))
+                    .join(default);
                 Some(format!(
-                    "{name} is '{}', a relative path, which the XDG spec says to ignore: using {used}; set it to an absolute path",
-                    value.to_string_lossy()
+                    "{name} is '{}', a relative path, which the XDG spec says to ignore: using {}; set it to an absolute path",
+                    value.to_string_lossy(),
+                    used.display()
                 ))
-            })
-            .collect()
+            });
+        home.into_iter().chain(xdg).collect()
+    }
+
+    /// What a HOME set to a relative path says: that it is ignored, and the home folder used
+    /// instead, the user database's (said when it is not there), or `/` when that gives none.
+    fn relative_home_warning(&self) -> Option<String> {
+        let value = relative(self.env.var_os("HOME"))?;
+        let ignored = format!(
+            "HOME is '{}', a relative path, which agent-env ignores (a home folder is an absolute path)",
+            value.to_string_lossy()
+        );
+        let Some(home) = users_home() else {
+            return Some(format!(
+                "{ignored}, and the user database gives this user no home folder: agent-env uses / in its place (and /tmp for its local sandboxes); set HOME to an absolute path"
+            ));
+        };
+        let (not_there, set) = match std::fs::symlink_metadata(&home) {
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => (
+                ", which is not there",
+                "the absolute path of a folder of this user's",
+            ),
+            _ => ("", "an absolute path"),
+        };
+        Some(format!(
+            "{ignored}: using {}, the home folder the user database gives this user{not_there}; set HOME to {set}",
+            home.display()
+        ))
     }
 
     /// Shows a path with the home directory as `~`.
@@ -163,6 +197,15 @@ pub const XDG_BASE_VARS: [(&str, &str); 2] = [
     ("XDG_STATE_HOME", ".local/state"),
     ("XDG_DATA_HOME", ".local/share"),
 ];
+
+/// The bit of [`Paths::noting`]'s `asked` that says the home folder was looked up (the bits below
+/// it are [`XDG_BASE_VARS`]'s).
+pub const HOME_ASKED: u8 = 1 << XDG_BASE_VARS.len();
+
+/// `value` when it is set, not empty, and not an absolute path.
+fn relative(value: Option<&std::ffi::OsStr>) -> Option<&std::ffi::OsStr> {
+    value.filter(|v| !v.is_empty() && !Path::new(v).is_absolute())
+}
 
 /// The home folder the user database gives the user this process runs as, when it is absolute.
 fn users_home() -> Option<PathBuf> {
@@ -258,6 +301,52 @@ mod tests {
         assert!(noting.ignored_relative_vars().is_empty());
         noting.run_logs_dir();
         assert_eq!(noting.ignored_relative_vars().len(), 1);
+    }
+
+    #[test]
+    fn a_relative_home_is_ignored_and_said_once_the_home_folder_is_looked_up() {
+        let users = users_home().expect("this user's home folder");
+        let env = Environment::from_vars(
+            [
+                ("HOME", "relative/dir"),
+                ("XDG_STATE_HOME", "/abs/state"),
+                ("XDG_DATA_HOME", "relative/data"),
+            ],
+            Path::new("/work"),
+        );
+        let asked = AtomicU8::new(0);
+        let noting = Paths::noting(&env, &asked);
+        noting.state_root();
+        assert!(
+            noting.ignored_relative_vars().is_empty(),
+            "no home used yet"
+        );
+        noting.local_sandbox_dir();
+        let said = noting.ignored_relative_vars();
+        assert_eq!(said.len(), 1, "{said:?}");
+        assert!(
+            said[0].starts_with(&format!(
+                "HOME is 'relative/dir', a relative path, which agent-env ignores (a home folder is an absolute path): using {}, the home folder the user database gives this user",
+                users.display()
+            )),
+            "{said:?}"
+        );
+        assert!(said[0].contains("; set HOME to "), "{said:?}");
+        // HOME first, then the XDG variables; the folder an XDG variable falls back to is under
+        // the home folder used.
+        noting.data_root();
+        let said = noting.ignored_relative_vars();
+        assert!(said[0].starts_with("HOME is 'relative/dir'"), "{said:?}");
+        assert_eq!(
+            said[1],
+            format!(
+                "XDG_DATA_HOME is 'relative/data', a relative path, which the XDG spec says to ignore: using {}; set it to an absolute path",
+                users.join(".local/share").display()
+            )
+        );
+        // An empty HOME is unset, as an empty XDG variable is: not said here.
+        let env = Environment::from_vars([("HOME", "")], Path::new("/work"));
+        assert!(Paths::new(&env).ignored_relative_vars().is_empty());
     }
 
     #[test]

@@ -50,7 +50,8 @@ pub struct Session {
     plugin_warnings_taken: std::sync::atomic::AtomicBool,
     /// The host's timeouts and the variables whose values were not taken (see `host_timeouts`).
     host_timeouts: OnceLock<(HostConfig, Vec<HostConfigError>)>,
-    /// Which XDG variables the command's folder lookups read (see `ignored_relative_vars`).
+    /// Which XDG variables (and whether HOME) the command's folder lookups read (see
+    /// `ignored_relative_vars`).
     paths_asked: std::sync::atomic::AtomicU8,
     /// Which of them were warned of already (see `take_ignored_relative_vars`).
     paths_said: std::sync::atomic::AtomicU8,
@@ -126,10 +127,11 @@ impl Session {
         Paths::noting(&self.env, &self.paths_asked)
     }
 
-    /// The warnings for the XDG base-directory variables set to a relative path, which agent-env
-    /// ignores as the spec says ([`Paths::ignored_relative_vars`]): only those a folder the command
-    /// used was looked up through, so `--help` says nothing of the state folder it never uses, and
-    /// each once: a run says those its folders read before it starts, `cli::main` those read later.
+    /// The warnings for the XDG base-directory variables and HOME set to a relative path, which
+    /// agent-env ignores as the spec says ([`Paths::ignored_relative_vars`]): only those a folder the
+    /// command used was looked up through, so `--help` says nothing of the state folder it never
+    /// uses, and each once: a run says those its folders read before it starts, `cli::main` those
+    /// read later.
     pub fn take_ignored_relative_vars(&self) -> Vec<String> {
         use std::sync::atomic::Ordering;
         let asked = self.paths_asked.load(Ordering::Relaxed);

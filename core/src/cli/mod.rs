@@ -110,8 +110,8 @@ pub fn main() -> i32 {
     for warning in session.take_plugin_warnings() {
         term.warn(warning);
     }
-    // An XDG base-directory variable set to a relative path is ignored, as the spec says: a job that
-    // set one would otherwise not learn where its state went.
+    // An XDG base-directory variable (or HOME) set to a relative path is ignored, as the spec says:
+    // a job that set one would otherwise not learn where its state went.
     for warning in session.take_ignored_relative_vars() {
         term.warn(warning);
     }

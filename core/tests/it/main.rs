@@ -47,6 +47,7 @@ mod run_folders;
 mod run_full_disk;
 mod run_heartbeat;
 mod run_hello;
+mod run_home;
 mod run_liveness;
 mod run_long_steps;
 mod run_no_bash;

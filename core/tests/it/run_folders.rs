@@ -1487,16 +1487,16 @@ fn a_named_pipe_in_an_artifact_is_its_one_problem() {
 }
 
 /// The user id of `nobody`, whom a test run as root runs agent-env as.
-const NOBODY: u32 = 65534;
+pub(crate) const NOBODY: u32 = 65534;
 
 /// Whether this test process is root's.
-fn as_root() -> bool {
+pub(crate) fn as_root() -> bool {
     // SAFETY: geteuid only reads this process's effective user id.
     unsafe { libc::geteuid() == 0 }
 }
 
 /// The name and home folder the user database gives `uid`.
-fn users_entry(uid: u32) -> Option<(String, std::path::PathBuf)> {
+pub(crate) fn users_entry(uid: u32) -> Option<(String, std::path::PathBuf)> {
     use std::os::unix::ffi::OsStrExt;
     let mut buffer = vec![0u8; 16 * 1024];
     // SAFETY: an all-zero passwd is a valid value for getpwuid_r to fill in.
@@ -1529,7 +1529,7 @@ fn users_entry(uid: u32) -> Option<(String, std::path::PathBuf)> {
 }
 
 /// Sets `path`'s permission bits to `mode`.
-fn set_mode(path: &std::path::Path, mode: u32) {
+pub(crate) fn set_mode(path: &std::path::Path, mode: u32) {
     use std::os::unix::fs::PermissionsExt;
     std::fs::set_permissions(path, std::fs::Permissions::from_mode(mode)).unwrap();
 }

@@ -131,26 +131,24 @@ fn missing_home(state_root: &Path) -> Option<PathBuf> {
     (gone && state_root.starts_with(&home)).then_some(home)
 }
 
-/// What a run warns of before it starts when HOME (in `env`) names no home folder, so that the
-/// state folder `state_root` is under the home folder the user database gives this user, and that
-/// folder is not there (a container's `nobody`, whose home is `/nonexistent`): what HOME is, where
-/// the state goes, and to set HOME or XDG_STATE_HOME. `None` when HOME or XDG_STATE_HOME is an
-/// absolute path, or the home folder is there.
+/// What a run warns of before it starts when HOME (in `env`) is not set or empty, so that the state
+/// folder `state_root` is under the home folder the user database gives this user, and that folder
+/// is not there (a container's `nobody`, whose home is `/nonexistent`): what HOME is, where the state
+/// goes, and to set HOME or XDG_STATE_HOME. `None` when HOME or XDG_STATE_HOME is an absolute path,
+/// or the home folder is there; and when HOME is a relative path, which every command says
+/// ([`crate::paths::Paths::ignored_relative_vars`]), that folder's not being there included.
 pub(crate) fn home_not_there_warning(env: &Environment, state_root: &Path) -> Option<String> {
     let absolute = |value: Option<&OsStr>| value.is_some_and(|v| Path::new(v).is_absolute());
     let home_var = env.var_os("HOME");
     if absolute(home_var) || absolute(env.var_os("XDG_STATE_HOME")) {
         return None;
     }
-    let home = missing_home(state_root)?;
     let what_home_is = match home_var {
-        None => "HOME is not set".to_string(),
-        Some(value) if value.is_empty() => "HOME is empty".to_string(),
-        Some(value) => format!(
-            "HOME is '{}', a relative path",
-            value.to_string_lossy().escape_debug()
-        ),
+        None => "HOME is not set",
+        Some(value) if value.is_empty() => "HOME is empty",
+        Some(_) => return None,
     };
+    let home = missing_home(state_root)?;
     Some(format!(
         "{what_home_is}, so agent-env keeps its state in {}, under {}, the home folder the user database gives this user ({}), which is not there: set HOME to a folder of this user's, or point XDG_STATE_HOME at one",
         state_root.display(),
@@ -270,6 +268,12 @@ mod tests {
         let env = Environment::from_vars([("HOME", "/h")], Path::new("/"));
         assert_eq!(
             home_not_there_warning(&env, Path::new("/h/.local/state/agent-env")),
+            None
+        );
+        // A relative one is said by every command that uses the home folder, not here again.
+        let env = Environment::from_vars([("HOME", "h")], Path::new("/"));
+        assert_eq!(
+            home_not_there_warning(&env, Path::new("/nonexistent/.local/state/agent-env")),
             None
         );
     }
