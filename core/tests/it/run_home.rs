@@ -1,10 +1,16 @@
 //! HOME as agent-env takes it: a HOME set to a relative path is ignored and said, as a relative XDG
-//! variable is (every command that uses the home folder says it; a run before its first task).
+//! variable is (every command that uses the home folder says it; a run before its first task), and
+//! what a run says of its state folder before it starts, `task run` says too.
 
 use std::path::Path;
 
-use crate::run_folders::users_entry;
+use crate::run_folders::{as_root, set_mode, users_entry, NOBODY};
 use crate::support::run::{Ran, Sandboxed};
+
+/// A stored task with a sandbox and a check that passes.
+const TASK: &str = r#"[{"id": "box", "type": "deploy_sandbox", "sandbox_name": "box"},
+    {"id": "ok", "type": "verify_sandbox", "sandbox_name": "box", "verifier_id": "v",
+     "criteria": [{"type": "bash_cmd_succeeds", "command": "true"}]}]"#;
 
 /// The one run log in the state folder `state`.
 fn the_log(state: &Path) -> String {
@@ -75,4 +81,103 @@ fn a_relative_home_is_ignored_and_said() {
         let ran = run(quiet);
         assert!(!ran.stderr.contains("HOME is"), "{quiet:?}: {}", ran.stderr);
     }
+}
+
+/// `task run` says what `run` says of its state folder before it starts: an XDG_STATE_HOME it
+/// ignores, before the task's first step (on stderr, in its log) and in `--json`'s warnings, once.
+#[test]
+fn a_stored_task_run_says_a_relative_xdg_state_home_before_it_starts() {
+    let s = Sandboxed::new();
+    s.write("t.json", TASK);
+    let run = |args: &[&str]| {
+        let mut cmd = s.command(args);
+        Ran::from(cmd.env("XDG_STATE_HOME", "relstate").output().unwrap())
+    };
+    let put = run(&["task", "put", "t.json", "--id", "team/t"]);
+    assert_eq!(put.code, 0, "{}", put.both());
+    let state = s.home().join(".local/state/agent-env");
+    let said = format!(
+        "XDG_STATE_HOME is 'relstate', a relative path, which the XDG spec says to ignore: using {}; set it to an absolute path",
+        s.home().join(".local/state").display()
+    );
+    let ran = run(&["task", "run", "team/t", "-q"]);
+    assert_eq!(ran.code, 0, "{}", ran.both());
+    assert_eq!(
+        ran.stderr.matches(&format!("Warning: {said}")).count(),
+        1,
+        "{}",
+        ran.stderr
+    );
+    let log = the_log(&state);
+    let said_at = log.find(&said).expect(&log);
+    assert!(said_at < log.find("[team/t]").expect(&log), "{log}");
+
+    let ran = run(&["task", "run", "team/t", "--json"]);
+    assert_eq!(ran.code, 0, "{}", ran.both());
+    let doc: serde_json::Value = serde_json::from_str(&ran.stdout).unwrap();
+    assert!(warned_in(&doc, &said), "{doc:#}");
+    assert_eq!(ran.stderr.matches(&said).count(), 1, "{}", ran.stderr);
+}
+
+/// `task run` with HOME unset, whose user's home folder in the user database is not there (a
+/// container's nobody, at /nonexistent), warns as `run` does that HOME is not set and where its
+/// state goes; with HOME a relative path, the one warning says that, and that the home folder is
+/// not there. Root's alone (the command is run as nobody), and only where nobody can make nothing
+/// on the way to that home.
+#[test]
+fn a_stored_task_run_with_home_unset_and_no_home_folder_says_to_set_home() {
+    use std::os::unix::fs::MetadataExt;
+    use std::os::unix::process::CommandExt;
+    let Some((nobody, home)) = users_entry(NOBODY).filter(|_| as_root()) else {
+        eprintln!("skipped: needs root, and a user database entry for uid {NOBODY}");
+        return;
+    };
+    let nearest = home.ancestors().find(|p| p.exists()).unwrap().to_path_buf();
+    let meta = std::fs::metadata(&nearest).unwrap();
+    if nearest == home || meta.uid() != 0 || meta.mode() & 0o002 != 0 {
+        eprintln!(
+            "skipped: {nobody}'s home folder {} is there, or could be made",
+            home.display()
+        );
+        return;
+    }
+    let s = Sandboxed::new();
+    for open in [s.dir.path(), &s.home()] {
+        set_mode(open, 0o755);
+    }
+    let as_nobody = |home_var: Option<&str>| {
+        let mut cmd = s.command(&["task", "run", "team/t", "-q"]);
+        cmd.env_remove("HOME")
+            .env_remove("XDG_STATE_HOME")
+            .uid(NOBODY)
+            .gid(NOBODY);
+        if let Some(value) = home_var {
+            cmd.env("HOME", value);
+        }
+        Ran::from(cmd.output().expect("run agent-env"))
+    };
+    let state = home.join(".local/state/agent-env");
+    let ran = as_nobody(None);
+    // The state folder, and the store in it, cannot be made: the task is not found.
+    assert_ne!(ran.code, 0, "{}", ran.both());
+    assert!(
+        ran.stderr.contains(&format!(
+            "Warning: HOME is not set, so agent-env keeps its state in {}, under {}, the home folder the user database gives this user ({nobody}), which is not there: set HOME to a folder of this user's, or point XDG_STATE_HOME at one",
+            state.display(),
+            home.display()
+        )),
+        "{}",
+        ran.stderr
+    );
+    let ran = as_nobody(Some("relative/dir"));
+    assert_ne!(ran.code, 0, "{}", ran.both());
+    assert!(
+        ran.stderr.contains(&format!(
+            "Warning: HOME is 'relative/dir', a relative path, which agent-env ignores (a home folder is an absolute path): using {}, the home folder the user database gives this user, which is not there; set HOME to the absolute path of a folder of this user's",
+            home.display()
+        )),
+        "{}",
+        ran.stderr
+    );
+    assert_eq!(ran.stderr.matches("HOME is").count(), 1, "{}", ran.stderr);
 }

@@ -261,6 +261,13 @@ pub(super) fn run_stored(
         quiet: args.quiet,
     };
     watch.run(session, term, |out, observer| {
+        // What `agent-env run` says of its state folder before it starts, said here too.
+        for message in crate::run::bundle_warnings::before_stored_task_run(session) {
+            observer.event(&crate::run::events::RunEvent::Warning {
+                task_path: None,
+                message,
+            });
+        }
         stored_task::run_stored_task(session, &request, out, observer)
     })
 }
