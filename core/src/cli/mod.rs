@@ -122,19 +122,7 @@ pub fn main() -> i32 {
             failure.code()
         }
     };
-    match term.stdout_failure() {
-        Some(why) => {
-            term.error(format!(
-                "could not write the output to stdout: {why}; what was written is incomplete (the command itself ended with exit code {code})"
-            ));
-            if code == 0 {
-                1
-            } else {
-                code
-            }
-        }
-        None => code,
-    }
+    term.exit_code_after_output(code)
 }
 
 /// Parses and runs one command line. Plugin manifests are read only when the command line needs them

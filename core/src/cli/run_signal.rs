@@ -3,7 +3,6 @@
 //! holds no reference to the run, so what it needs to know of the run is in [`STATE`], one per
 //! process (a process runs one run): where the run is, its document so far and its log.
 
-use std::io::Write;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::{Arc, OnceLock};
 
@@ -141,6 +140,9 @@ pub(crate) fn on_signal(signalled: Signalled) {
                 .get()
                 .filter(|l| l.written())
                 .map(|l| l.path().display().to_string());
+            // Stdout through the CLI's writer, as the document a run prints at its end: a reader
+            // that went away is no failure, and a stdout that fails (or was never open) is said.
+            let term = super::Terminal::new();
             if STATE.prints_json.load(Ordering::SeqCst) && !STATE.holding.load(Ordering::SeqCst) {
                 let error = "stopped at once by a second signal, before the run's teardown ended; the next agent-env run marks its instances failed and removes its sandboxes";
                 let doc = match STATE.collected.get() {
@@ -161,12 +163,12 @@ pub(crate) fn on_signal(signalled: Signalled) {
                         "error": error,
                     })),
                 };
-                // Every secret masked, as in the document a run prints at its end: its steps'
-                // errors and tracebacks may hold one.
-                let _ = writeln!(std::io::stdout(), "{}", crate::redaction::redact(&doc));
+                // Every secret masked (the writer masks what it prints), as in the document a run
+                // prints at its end: its steps' errors and tracebacks may hold one.
+                term.print(&format!("{doc}\n"));
             }
             say("Stopped at once: the teardown was cut short; the next agent-env run marks this run's unfinished instances failed and removes its sandboxes");
-            std::process::exit(code);
+            std::process::exit(term.exit_code_after_output(code));
         }
     }
 }

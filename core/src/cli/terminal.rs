@@ -173,11 +173,7 @@ impl Terminal {
     /// (`store get URL` of their own object), never for a message.
     pub fn print_verbatim(&self, text: &str) {
         self.stdout_written.store(true, Ordering::Relaxed);
-        if STDOUT_CLOSED_AT_START.load(Ordering::Relaxed) {
-            // What the runtime put there is /dev/null: the text would be lost without a word.
-            let never_open = io::Error::from_raw_os_error(libc::EBADF);
-            let _ = self.stdout_failure.set(never_open.to_string());
-            self.stdout_closed.store(true, Ordering::Relaxed);
+        if self.stdout_never_open() {
             return;
         }
         if let Some(e) = write_to(&mut io::stdout().lock(), &self.stdout_closed, text) {
@@ -185,10 +181,51 @@ impl Terminal {
         }
     }
 
+    /// Whether this process started without a stdout; if so, noted as a failure to write it: what
+    /// the runtime put there is /dev/null, and what is written there would be lost without a word.
+    fn stdout_never_open(&self) -> bool {
+        if !STDOUT_CLOSED_AT_START.load(Ordering::Relaxed) {
+            return false;
+        }
+        let never_open = io::Error::from_raw_os_error(libc::EBADF);
+        let _ = self.stdout_failure.set(never_open.to_string());
+        self.stdout_closed.store(true, Ordering::Relaxed);
+        true
+    }
+
+    /// Stdout as a stream of bytes written as given, for content the user asked for that is too big
+    /// to hold (`store get URL` of a large object): as [`Terminal::print_verbatim`], a reader that
+    /// went away ends it quietly and any other failure is kept ([`Terminal::stdout_failure`]); a
+    /// write that fails either way returns an error, so the copy stops there.
+    pub fn stdout_stream(&self) -> StdoutStream<'_> {
+        StdoutStream {
+            term: self,
+            stdout: io::stdout().lock(),
+        }
+    }
+
     /// Why stdout could not be written, when that was not its reader going away (a full disk, an I/O
     /// error): what the command printed is incomplete.
     pub fn stdout_failure(&self) -> Option<&str> {
         self.stdout_failure.get().map(String::as_str)
+    }
+
+    /// The exit code of a command that ended with `code`, once what it wrote to stdout is known: when
+    /// stdout failed ([`Terminal::stdout_failure`]), that is said on a line of its own on stderr, and
+    /// a command that ended well fails (1); otherwise `code`.
+    pub fn exit_code_after_output(&self, code: i32) -> i32 {
+        let Some(why) = self.stdout_failure() else {
+            return code;
+        };
+        let said = format!(
+            "{} could not write the output to stdout: {why}; what was written is incomplete (the command itself ended with exit code {code})\n",
+            self.style().error_label()
+        );
+        self.eprint_after(notice_prefix(STDERR_TAIL.load(Ordering::Relaxed)), &said);
+        match code {
+            0 => 1,
+            code => code,
+        }
     }
 
     /// Whether anything was written to stdout so far.
@@ -234,6 +271,52 @@ impl Terminal {
         if let Some(why) = other.stdout_failure() {
             let _ = self.stdout_failure.set(why.to_string());
         }
+    }
+}
+
+/// Stdout as [`Terminal::stdout_stream`] writes it.
+pub struct StdoutStream<'a> {
+    term: &'a Terminal,
+    stdout: io::StdoutLock<'static>,
+}
+
+impl StdoutStream<'_> {
+    /// What a write that found stdout closed returns: the reader went away, or stdout failed (said
+    /// by the terminal), either way nothing more is written.
+    fn closed() -> io::Error {
+        io::ErrorKind::BrokenPipe.into()
+    }
+
+    /// Notes what `result` of a write says of stdout, as [`write_bytes_to`] does.
+    fn noted<T>(&self, result: io::Result<T>) -> io::Result<T> {
+        if let Err(e) = &result {
+            if e.kind() != io::ErrorKind::Interrupted {
+                self.term.stdout_closed.store(true, Ordering::Relaxed);
+                if e.kind() != io::ErrorKind::BrokenPipe {
+                    let _ = self.term.stdout_failure.set(e.to_string());
+                }
+            }
+        }
+        result
+    }
+}
+
+impl Write for StdoutStream<'_> {
+    fn write(&mut self, bytes: &[u8]) -> io::Result<usize> {
+        self.term.stdout_written.store(true, Ordering::Relaxed);
+        if self.term.stdout_never_open() || self.term.stdout_closed() {
+            return Err(Self::closed());
+        }
+        let written = self.stdout.write(bytes);
+        self.noted(written)
+    }
+
+    fn flush(&mut self) -> io::Result<()> {
+        if self.term.stdout_closed() {
+            return Err(Self::closed());
+        }
+        let flushed = self.stdout.flush();
+        self.noted(flushed)
     }
 }
 

@@ -84,12 +84,15 @@ fn printing_commands(s: &Sandboxed) -> Vec<Vec<String>> {
     ]
     .iter()
     .map(|line| line.split(' ').map(str::to_string).collect())
-    .chain([vec![
-        "plugin".to_string(),
-        "add".to_string(),
-        "--dry-run".to_string(),
-        folder,
-    ]])
+    .chain([
+        vec![
+            "plugin".to_string(),
+            "add".to_string(),
+            "--dry-run".to_string(),
+            folder,
+        ],
+        vec!["store".to_string(), "get".to_string(), stored_object(s)],
+    ])
     .collect()
 }
 
@@ -188,13 +191,56 @@ fn a_stdout_on_a_full_disk_fails_the_command() {
     }
 }
 
+/// An object in the sandbox's local object store, and its URL.
+fn stored_object(s: &Sandboxed) -> String {
+    let object = s.state().join("object_store/notes/a.txt");
+    std::fs::create_dir_all(object.parent().unwrap()).unwrap();
+    std::fs::write(&object, "an object's bytes\n").unwrap();
+    format!("file://{}", object.display())
+}
+
+/// `store get` streams an object to stdout through the same writer as every other command: a
+/// stdout on a full disk fails it, said as every command says it.
+#[test]
+fn store_get_to_a_stdout_on_a_full_disk_fails() {
+    let s = Sandboxed::new();
+    let url = stored_object(&s);
+    for args in [
+        &["store", "get", &url][..],
+        &["store", "get", &url, "-o", "-"],
+    ] {
+        let full = std::fs::OpenOptions::new()
+            .write(true)
+            .open("/dev/full")
+            .expect("/dev/full");
+        let out = s
+            .command(args)
+            .stdout(full)
+            .output()
+            .expect("run agent-env");
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(1), "{args:?}: {stderr}");
+        assert!(
+            stderr.contains("could not write the output to stdout: No space left on device"),
+            "{args:?}: {stderr}"
+        );
+    }
+}
+
 /// A stdout that was never open (`>&-`) loses the output as a full disk does: said, and never exit 0
-/// (the Rust runtime puts /dev/null there, which would take the output without a word).
+/// (the Rust runtime puts /dev/null there, which would take the output without a word); an object
+/// `store get` streams there too.
 #[test]
 fn a_stdout_that_was_never_open_fails_the_command() {
     use std::os::unix::process::CommandExt;
     let s = Sandboxed::new();
-    for args in [&["run", "hello", "--json"][..], &["config", "show"]] {
+    let url = stored_object(&s);
+    for args in [
+        &["run", "hello", "--json"][..],
+        &["config", "show"],
+        &["store", "get", &url],
+        &["store", "get", &url, "-o", "-"],
+    ] {
         let mut cmd = s.command(args);
         // SAFETY: close is async-signal-safe; it runs in the child, after its stdio is set up.
         unsafe {

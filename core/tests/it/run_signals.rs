@@ -424,12 +424,10 @@ fn only_a_wait_that_lasts_for_the_bundles_locks_is_said_and_it_names_the_holder(
     assert_eq!(said_again, 0, "said once: {rest:?}");
 }
 
-/// The first signal says at once that the run is stopping; a second during the teardown (here a
-/// plugin step deaf to cancellation holds it for seconds) stops agent-env at once, and a `--json`
-/// run still prints its one document.
-#[test]
-fn a_second_signal_during_the_teardown_stops_at_once_with_a_cancelled_document() {
-    let s = Sandboxed::new();
+/// Installs `agentenv-deaf`, whose `deaf_step` ignores every signal and, once `execute` reaches it,
+/// sleeps for a minute, and writes `deaf/tasks/t.json`, a sandbox and that step: a run's teardown
+/// waits for it. The path of the file that marks that `execute` reached the plugin.
+fn write_deaf_bundle(s: &Sandboxed) -> std::path::PathBuf {
     // The plugin marks when `execute` reached it: a signal before that finds it still listening,
     // and its teardown quick.
     let executing = s.home().join("executing");
@@ -460,6 +458,16 @@ done
         r#"[{"id": "box", "type": "deploy_sandbox", "sandbox_name": "box"},
             {"id": "d", "type": "deaf_step"}]"#,
     );
+    executing
+}
+
+/// The first signal says at once that the run is stopping; a second during the teardown (here a
+/// plugin step deaf to cancellation holds it for seconds) stops agent-env at once, and a `--json`
+/// run still prints its one document.
+#[test]
+fn a_second_signal_during_the_teardown_stops_at_once_with_a_cancelled_document() {
+    let s = Sandboxed::new();
+    let executing = write_deaf_bundle(&s);
     let (child, rx) = start_reading_stderr(&s, &["run", "./deaf", "--json"]);
     let mut seen = Vec::new();
     read_until(&rx, "step 2/2 d (deaf_step)", &mut seen);
@@ -503,6 +511,46 @@ done
     assert!(
         log.contains(" SIGINT received again: stopped at once"),
         "{log}"
+    );
+}
+
+/// The `cancelled` document a second signal prints goes through the CLI's writer: a stdout that was
+/// never open (`>&-`) is said as every command says it, the exit code still the signal's.
+#[test]
+fn a_second_signal_says_a_stdout_that_was_never_open() {
+    use std::os::unix::process::CommandExt;
+    let s = Sandboxed::new();
+    let executing = write_deaf_bundle(&s);
+    let mut cmd = s.command(&["run", "./deaf", "--json"]);
+    // SAFETY: close is async-signal-safe; it runs in the child, after its stdio is set up.
+    unsafe {
+        cmd.pre_exec(|| {
+            libc::close(libc::STDOUT_FILENO);
+            Ok(())
+        });
+    }
+    let mut child = cmd.stderr(Stdio::piped()).spawn().unwrap();
+    let rx = lines_of(child.stderr.take().unwrap());
+    let mut seen = Vec::new();
+    read_until(&rx, "step 2/2 d (deaf_step)", &mut seen);
+    wait_for("the step to reach the plugin", || executing.exists());
+    // SAFETY: sends a signal to the child we started.
+    unsafe {
+        libc::kill(child.id() as i32, libc::SIGINT);
+    }
+    read_until(&rx, "Stopping: cancelling the running steps", &mut seen);
+    std::thread::sleep(agent_env::run::cancel::SAME_STOP_WITHIN + Duration::from_millis(100));
+    // SAFETY: as above.
+    unsafe {
+        libc::kill(child.id() as i32, libc::SIGINT);
+    }
+    let status = child.wait().unwrap();
+    seen.extend(rx.iter());
+    let said = seen.join("\n");
+    assert_eq!(status.code(), Some(130), "{said}");
+    assert!(
+        said.contains("Error: could not write the output to stdout: Bad file descriptor (os error 9); what was written is incomplete (the command itself ended with exit code 130)"),
+        "{said}"
     );
 }
 

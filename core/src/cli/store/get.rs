@@ -2,24 +2,28 @@
 //! temporary file (under `TMPDIR`) whatever its size, binary bytes refused only on a terminal, where
 //! text has its control and invisible characters shown as escapes. A file is written in a private
 //! folder beside it and renamed into place, so Ctrl-C leaves neither it half-written nor a part of it.
+//! Stdout is written through the terminal's writer ([`Terminal::stdout_stream`]), a piece at a time: a
+//! reader that goes away ends the copy quietly, and a stdout that fails (a full disk) or was never
+//! open (`>&-`) fails the command as it fails every other.
 
 use std::io::{IsTerminal, Read, Write};
 use std::path::Path;
 use std::sync::Arc;
 
 use super::scratch::Scratch;
-use crate::cli::{Exit, Failure};
+use crate::cli::terminal::StdoutStream;
+use crate::cli::{Exit, Failure, Terminal};
 use crate::session::Session;
 use crate::stores::{ObjectStore, StoreError};
 
 /// `store get URL`: the configured object store when it owns the URL, else the local one. The object
 /// goes to the file `--output` names, or to stdout (also for `-o -`).
-pub(super) fn get(url: &str, output: Option<&Path>, session: &Session) -> Exit {
+pub(super) fn get(url: &str, output: Option<&Path>, session: &Session, term: &Terminal) -> Exit {
     let store = store_owning(url, session)?;
     match output {
         Some(path) if path != Path::new("-") => save_to(store.as_ref(), url, path),
-        Some(_) => print_object(store.as_ref(), url, Shown::AsTheyAre),
-        None => print_object(store.as_ref(), url, Shown::ForTheTerminal),
+        Some(_) => print_object(store.as_ref(), url, Shown::AsTheyAre, term),
+        None => print_object(store.as_ref(), url, Shown::ForTheTerminal, term),
     }
 }
 
@@ -94,18 +98,17 @@ enum Shown {
 /// (a plugin's store writes the file itself; nothing crosses the pipe but its path), which is copied
 /// out a piece at a time. Bytes that are not text are refused only when stdout is a terminal, which
 /// they would garble; a pipe or a file gets them as they are.
-fn print_object(store: &dyn ObjectStore, url: &str, shown: Shown) -> Exit {
+fn print_object(store: &dyn ObjectStore, url: &str, shown: Shown, term: &Terminal) -> Exit {
     let temp = std::env::temp_dir();
     let scratch = Scratch::new_in(&temp).map_err(|e| scratch_failure(url, &temp, &e))?;
     let file = scratch.path.join("object");
     download(store, url, &file).map_err(|e| download_failure(url, &temp, &e))?;
-    let stdout = std::io::stdout();
-    if shown == Shown::AsTheyAre || !stdout.is_terminal() {
-        return copy_to(&file, &mut stdout.lock(), url);
+    if shown == Shown::AsTheyAre || !std::io::stdout().is_terminal() {
+        return copy_to(&file, &mut term.stdout_stream());
     }
     let is_text = match text_pieces(&file, |_| Ok(())) {
         Ok(is_text) => is_text,
-        Err(e) => return e.exit(&file, url),
+        Err(e) => return e.exit(&file),
     };
     if !is_text {
         return Err(Failure::new(format!(
@@ -116,16 +119,16 @@ fn print_object(store: &dyn ObjectStore, url: &str, shown: Shown) -> Exit {
     // (one could retitle the window or clear the screen), and its invisible ones too (a bidi control
     // could show other text than the object holds), a piece at a time; a pipe or a file gets the
     // bytes as they are.
-    let mut out = stdout.lock();
+    let mut out = term.stdout_stream();
     let mut at_start = true;
     let shown = text_pieces(&file, |piece| {
         let written = out.write_all(escaped_piece(piece, at_start).as_bytes());
         at_start &= piece.is_empty();
         written
     })
-    .and_then(|_| out.flush().map_err(PieceError::Write));
+    .and_then(|_| out.flush().map_err(|_| PieceError::Write));
     match shown {
-        Err(e) => e.exit(&file, url),
+        Err(e) => e.exit(&file),
         Ok(()) => Ok(0),
     }
 }
@@ -204,15 +207,17 @@ const CHUNK: usize = 64 * 1024;
 /// What stopped [`text_pieces`]: reading the file, or what was done with a piece.
 enum PieceError {
     Read(std::io::Error),
-    Write(std::io::Error),
+    /// Writing it to stdout failed (the terminal keeps why).
+    Write,
 }
 
 impl PieceError {
-    /// How the command ends: a reader of stdout that went away is no failure, as [`written`] says.
-    fn exit(self, file: &Path, url: &str) -> Exit {
+    /// How the command ends: a write to stdout that failed is the terminal's to say (a reader that
+    /// went away is no failure), and ends the command as it is.
+    fn exit(self, file: &Path) -> Exit {
         match self {
             PieceError::Read(e) => Err(reading(file, &e)),
-            PieceError::Write(e) => written(Err(e), url),
+            PieceError::Write => Ok(0),
         }
     }
 }
@@ -241,7 +246,7 @@ fn text_pieces(
         };
         // Checked just above: the first `valid` bytes are UTF-8.
         let piece = std::str::from_utf8(&buf[..valid]).unwrap_or_default();
-        on_piece(piece).map_err(PieceError::Write)?;
+        on_piece(piece).map_err(|_| PieceError::Write)?;
         if !is_text {
             return Ok(false);
         }
@@ -250,24 +255,24 @@ fn text_pieces(
     }
 }
 
-/// Copies `file` to `out`. A reader that went away (`| head`) is no failure: it chose to stop.
-fn copy_to(file: &Path, out: &mut impl Write, url: &str) -> Exit {
+/// Copies `file` to stdout a piece at a time. A write that fails is the terminal's to say (a reader
+/// that went away, `| head`, is no failure: it chose to stop), and ends the copy.
+fn copy_to(file: &Path, out: &mut StdoutStream<'_>) -> Exit {
     let mut reader = std::fs::File::open(file).map_err(|e| reading(file, &e))?;
-    written(
-        std::io::copy(&mut reader, out).and_then(|_| out.flush()),
-        url,
-    )
-}
-
-/// What a write of the object to stdout came to: a reader that went away is not a failure.
-fn written(result: std::io::Result<()>, url: &str) -> Exit {
-    match result {
-        Ok(()) => Ok(0),
-        Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => Ok(0),
-        Err(e) => Err(Failure::new(format!(
-            "could not write {url} to stdout: {e}; what was written is incomplete"
-        ))),
+    let mut buf = vec![0u8; CHUNK];
+    loop {
+        let n = match reader.read(&mut buf) {
+            Ok(0) => break,
+            Ok(n) => n,
+            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
+            Err(e) => return Err(reading(file, &e)),
+        };
+        if out.write_all(&buf[..n]).is_err() {
+            return Ok(0);
+        }
     }
+    let _ = out.flush();
+    Ok(0)
 }
 
 #[cfg(test)]

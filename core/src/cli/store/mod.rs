@@ -76,7 +76,7 @@ pub fn run(args: StoreArgs, verbose: bool, session: &Session, term: &Terminal) -
             }
             check::check(kind.into(), json, seed, verbose, session, term).map_err(Failure::new)
         }
-        StoreCommand::Get { url, output } => get::get(&url, output.as_deref(), session),
+        StoreCommand::Get { url, output } => get::get(&url, output.as_deref(), session, term),
     }
 }
 
