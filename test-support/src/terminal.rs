@@ -55,6 +55,19 @@ pub fn stderr_on_a_terminal(mut cmd: Command) -> (Child, Screen) {
     start(cmd, leader)
 }
 
+/// Starts `cmd` with its stdin, stdout and stderr on one new pseudo-terminal, as a person at a
+/// terminal runs it, for a test that acts while it runs (a signal once a question is asked): the
+/// child, and the screen it writes to. Nothing is typed: a read of stdin waits.
+pub fn all_on_a_terminal(mut cmd: Command) -> (Child, Screen) {
+    let (leader, follower) = open_pty();
+    let stdout = follower.try_clone().expect("a second fd on the terminal");
+    let stderr = follower.try_clone().expect("a third fd on the terminal");
+    cmd.stdin(Stdio::from(follower))
+        .stdout(Stdio::from(stdout))
+        .stderr(Stdio::from(stderr));
+    start(cmd, leader)
+}
+
 /// The leader side of a pseudo-terminal, read on a thread of its own as the command writes.
 pub struct Screen {
     shown: Arc<Mutex<Vec<u8>>>,

@@ -102,11 +102,13 @@ fn try_add(
         out.line("Dry run: nothing was changed.");
         return Ok(ChangeOutcome::DryRun);
     }
-    if !confirm(opts.yes, out)? {
+    // From the question on, a signal is counted, not fatal: one at the question ends it with
+    // nothing changed.
+    let interrupts = Interrupts::install();
+    if !confirm(opts.yes, out, &interrupts)? {
         out.line("Nothing changed.");
         return Ok(ChangeOutcome::Declined);
     }
-    let interrupts = Interrupts::install();
     let before = Snapshot::take(&plugins)?;
     let manifests_before = our_manifests(&ctx.search, &plugins);
     let cargo_before = plan::digests(&plugins.join(CARGO_ROOT).join("bin"));

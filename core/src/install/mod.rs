@@ -133,8 +133,14 @@ pub fn is_core(name: &str) -> bool {
 }
 
 /// Asks `Proceed?` on the terminal (default No). With no terminal, refuses: there is no one to ask.
-pub fn confirm(yes: bool, out: &dyn Output) -> Result<bool, InstallError> {
-    use std::io::{BufRead, IsTerminal};
+/// A signal `interrupts` counts while the answer is awaited (Ctrl-C at the question) ends the wait:
+/// [`InstallError::InterruptedAtQuestion`], nothing having been changed.
+pub fn confirm(
+    yes: bool,
+    out: &dyn Output,
+    interrupts: &interrupt::Interrupts,
+) -> Result<bool, InstallError> {
+    use std::io::IsTerminal;
     if yes {
         return Ok(true);
     }
@@ -142,12 +148,65 @@ pub fn confirm(yes: bool, out: &dyn Output) -> Result<bool, InstallError> {
         return Err(InstallError::NoTerminal);
     }
     out.prompt("Proceed? [y/N] ");
-    let mut line = String::new();
-    if std::io::stdin().lock().read_line(&mut line).is_err() {
+    let Some(line) = answer(interrupts)? else {
         return Ok(false);
-    }
+    };
     Ok(matches!(
         line.trim().to_ascii_lowercase().as_str(),
         "y" | "yes"
     ))
+}
+
+/// How often the wait for an answer looks at whether a signal came (one that reaches another thread
+/// does not wake it).
+const ANSWER_WAIT_SLICE_MS: libc::c_int = 100;
+
+/// The line typed at the terminal (stdin), read as it comes without holding a wait a signal cannot
+/// end; `None` when stdin ends or cannot be read (no answer: No), or [`InstallError::InterruptedAtQuestion`]
+/// once `interrupts` counts a signal.
+fn answer(interrupts: &interrupt::Interrupts) -> Result<Option<String>, InstallError> {
+    let mut line = Vec::new();
+    loop {
+        if interrupts.interrupted() {
+            return Err(InstallError::InterruptedAtQuestion);
+        }
+        let mut stdin = libc::pollfd {
+            fd: libc::STDIN_FILENO,
+            events: libc::POLLIN,
+            revents: 0,
+        };
+        // SAFETY: poll reads and writes the one pollfd it is handed, which lives across the call.
+        let ready = unsafe { libc::poll(&mut stdin, 1, ANSWER_WAIT_SLICE_MS) };
+        if ready == 0
+            || (ready < 0
+                && std::io::Error::last_os_error().kind() == std::io::ErrorKind::Interrupted)
+        {
+            // A timeout, or a signal that ended the wait: look again.
+            continue;
+        }
+        if ready < 0 {
+            return Ok(None);
+        }
+        let mut buf = [0u8; 256];
+        // SAFETY: read writes at most `buf.len()` bytes into `buf`, which lives across the call.
+        let n = unsafe { libc::read(libc::STDIN_FILENO, buf.as_mut_ptr().cast(), buf.len()) };
+        match n {
+            0 => return Ok(None),
+            n if n < 0 => {
+                if std::io::Error::last_os_error().kind() == std::io::ErrorKind::Interrupted {
+                    continue;
+                }
+                return Ok(None);
+            }
+            n => {
+                // n > 0 and at most buf.len(), as read returns.
+                let n = usize::try_from(n).unwrap_or(0);
+                line.extend_from_slice(&buf[..n]);
+                if let Some(end) = line.iter().position(|b| *b == b'\n') {
+                    line.truncate(end);
+                    return Ok(Some(String::from_utf8_lossy(&line).into_owned()));
+                }
+            }
+        }
+    }
 }

@@ -189,11 +189,13 @@ fn try_remove(
         out.line("Dry run: nothing was changed.");
         return Ok(ChangeOutcome::DryRun);
     }
-    if !confirm(opts.yes, out)? {
+    // From the question on, a signal is counted, not fatal: one at the question ends it with
+    // nothing changed.
+    let interrupts = Interrupts::install();
+    if !confirm(opts.yes, out, &interrupts)? {
         out.line("Nothing changed.");
         return Ok(ChangeOutcome::Declined);
     }
-    let interrupts = Interrupts::install();
     let before = Snapshot::take(&plugins)?;
     let mut problem = None;
     for r in &removals {

@@ -477,6 +477,51 @@ fn without_a_terminal_or_yes_it_refuses_and_changes_nothing() {
     assert!(tree(&sb.plugins_dir()).is_empty());
 }
 
+/// Runs `args` on a terminal (stdin too, so it asks `Proceed?`), sends SIGINT once the question is
+/// up, and returns the exit code and what the terminal showed (each `\r\n` back to `\n`).
+fn interrupted_at_the_question(sb: &Sandbox, args: &[&str]) -> (i32, String) {
+    let (mut child, screen) = agent_env_test_support::terminal::all_on_a_terminal(sb.command(args));
+    agent_env_test_support::deadline::wait_until(
+        std::time::Duration::from_secs(60),
+        "the question",
+        || screen.so_far().contains("Proceed? [y/N] "),
+    );
+    // SAFETY: sends a signal to the child we started.
+    unsafe { libc::kill(child.id() as i32, libc::SIGINT) };
+    let code = child.wait().unwrap().code().unwrap_or(-1);
+    (code, screen.finish().replace("\r\n", "\n"))
+}
+
+/// Ctrl-C at `Proceed?` ends the command as a signal ends the others: a notice on a line of its own
+/// below the question that nothing was installed (or removed), exit 130, and nothing changed.
+#[test]
+fn ctrl_c_at_the_question_changes_nothing_and_says_so() {
+    let sb = Sandbox::new();
+    existing_plugin(&sb);
+    let before = tree(&sb.plugins_dir());
+    let src = fixture_dir("folder-plugin");
+    let (code, shown) = interrupted_at_the_question(&sb, &["plugin", "add", src.to_str().unwrap()]);
+    assert_eq!(code, 130, "{shown:?}");
+    assert!(
+        shown.ends_with("Proceed? [y/N] \nInterrupted at the question: nothing was installed.\n"),
+        "{shown:?}"
+    );
+    assert_eq!(before, tree(&sb.plugins_dir()));
+    // The change lock went with the process: the next change goes ahead.
+    let (code, _, err) = output(&sb, &["plugin", "add", src.to_str().unwrap(), "--yes"]);
+    assert_eq!(code, 0, "{err}");
+
+    let before = tree(&sb.plugins_dir());
+    let (code, shown) =
+        interrupted_at_the_question(&sb, &["plugin", "remove", "agentenv-folder-demo"]);
+    assert_eq!(code, 130, "{shown:?}");
+    assert!(
+        shown.ends_with("Proceed? [y/N] \nInterrupted at the question: nothing was removed.\n"),
+        "{shown:?}"
+    );
+    assert_eq!(before, tree(&sb.plugins_dir()));
+}
+
 #[test]
 fn a_second_change_is_refused_while_the_lock_is_held() {
     use std::os::fd::AsRawFd;

@@ -64,10 +64,18 @@ pub(super) fn approve(args: &ApproveArgs, session: &Session, term: &Terminal) ->
         }
         pinned.push((m.canonical_name(), now));
     }
-    if !changes.is_empty() && !confirm_changes(&changes, args, term)? {
-        // Declined, as `plugin add` says it.
-        term.print("Nothing changed.\n");
-        return Ok(1);
+    if !changes.is_empty() {
+        match confirm_changes(&changes, args, term)? {
+            Answer::Yes => {}
+            Answer::No => {
+                // Declined, as `plugin add` says it.
+                term.print("Nothing changed.\n");
+                return Ok(1);
+            }
+            Answer::Interrupted => {
+                return Ok(super::change::interrupted_at_question("pinned", term))
+            }
+        }
     }
     crate::discovery::pins::save_package_pins(&plugins_dir, pinned).map_err(Failure::new)?;
     let after = agent_env_host::pins::load(&pin_file).unwrap_or_default();
@@ -122,15 +130,15 @@ pub(super) fn approve(args: &ApproveArgs, session: &Session, term: &Terminal) ->
 
 /// Says each file whose pin approving changes and asks to go ahead, as `plugin add` asks: on a
 /// terminal unless `--yes`, refused (exit 2) with no terminal to ask on. With `--json` nothing is
-/// asked: without `--yes` it is refused, the changed files named. False when the user said no.
+/// asked: without `--yes` it is refused, the changed files named.
 fn confirm_changes(
     changes: &[(&Manifest, Vec<PinChange>)],
     args: &ApproveArgs,
     term: &Terminal,
-) -> Result<bool, Failure> {
+) -> Result<Answer, Failure> {
     if args.json {
         if args.yes {
-            return Ok(true);
+            return Ok(Answer::Yes);
         }
         let files: Vec<String> = changes
             .iter()
@@ -162,7 +170,25 @@ fn confirm_changes(
         }
     }
     term.print(&text);
-    crate::install::confirm(args.yes, term).map_err(|e| Failure::new(e).with_code(2))
+    // From the question on, a signal is counted, not fatal: one at the question ends it with
+    // nothing pinned, and one later lets the pins be written whole.
+    let interrupts = crate::install::interrupt::Interrupts::install();
+    match crate::install::confirm(args.yes, term, &interrupts) {
+        Ok(true) => Ok(Answer::Yes),
+        Ok(false) => Ok(Answer::No),
+        Err(crate::install::InstallError::InterruptedAtQuestion) => Ok(Answer::Interrupted),
+        Err(e) => Err(Failure::new(e).with_code(2)),
+    }
+}
+
+/// What `plugin approve` was told at its question.
+enum Answer {
+    /// Go ahead (or `--yes`).
+    Yes,
+    /// Anything else: nothing is pinned.
+    No,
+    /// A signal (Ctrl-C) came while the question waited: nothing is pinned.
+    Interrupted,
 }
 
 /// The pins `file` holds for `manifest`'s package.

@@ -4,7 +4,8 @@
 //!
 //! Exit codes: 0 (added, removed, unchanged, a dry run), 1 (declined, refused, rolled back, kept,
 //! failed), 2 (usage: `--json` without `--yes` or `--dry-run`, or no terminal to ask on), 130
-//! (interrupted, the plugins directory put back).
+//! (interrupted: at the `Proceed?` question, nothing changed, or later, the plugins directory put
+//! back).
 
 use crate::cli::{Exit, Failure, Terminal};
 use crate::install::{ChangeOutcome, ChangeReport, InstallError};
@@ -92,6 +93,13 @@ fn changing(
         let report = change(term);
         let code = exit_code(&report.outcome);
         return match report.outcome {
+            ChangeOutcome::Failed(InstallError::InterruptedAtQuestion) => {
+                let nothing = match asked.command {
+                    "add" => "installed",
+                    _ => "removed",
+                };
+                Ok(interrupted_at_question(nothing, term))
+            }
             ChangeOutcome::Failed(e) => Err(Failure::new(e).with_code(code)),
             _ => Ok(code),
         };
@@ -188,7 +196,9 @@ fn exit_code(outcome: &ChangeOutcome) -> i32 {
         | ChangeOutcome::Unchanged
         | ChangeOutcome::Added
         | ChangeOutcome::Removed => 0,
-        ChangeOutcome::Interrupted => 130,
+        ChangeOutcome::Interrupted | ChangeOutcome::Failed(InstallError::InterruptedAtQuestion) => {
+            130
+        }
         // Without --yes or a terminal to ask on, the command line lacks what it needs.
         ChangeOutcome::Failed(InstallError::NoTerminal) => 2,
         ChangeOutcome::Declined
@@ -208,7 +218,9 @@ fn outcome_name(outcome: &ChangeOutcome) -> &'static str {
         ChangeOutcome::Declined | ChangeOutcome::Failed(InstallError::Blocked) => "refused",
         ChangeOutcome::Kept => "kept",
         ChangeOutcome::RolledBack => "rolled_back",
-        ChangeOutcome::Interrupted => "interrupted",
+        ChangeOutcome::Interrupted | ChangeOutcome::Failed(InstallError::InterruptedAtQuestion) => {
+            "interrupted"
+        }
         ChangeOutcome::Failed(_) => "failed",
     }
 }
@@ -228,6 +240,18 @@ fn error(command: &str, report: &ChangeReport) -> Option<String> {
         )),
         _ => Some(report.problems.join("; ")),
     }
+}
+
+/// Says that a signal (Ctrl-C) at the `Proceed?` question stopped the command with nothing
+/// `nothing` (`installed`, `removed`, `pinned`): the question's line (on stdout, no newline after it)
+/// is ended, and the notice said on a line of its own, as a signal's notices are; the exit code is
+/// 130, as for any change a signal stopped.
+pub(super) fn interrupted_at_question(nothing: &str, term: &Terminal) -> i32 {
+    term.print("\n");
+    crate::cli::terminal::eprint_notice(&format!(
+        "Interrupted at the question: nothing was {nothing}."
+    ));
+    130
 }
 
 /// What `plugin add` and `plugin remove` take from the session.
