@@ -34,14 +34,15 @@ build() {
   dir=$(printf '%s' "$info" | python3 -c 'import json,sys; print(json.load(sys.stdin)["Dir"])') \
     || die "the module download named no folder"
   work=$(mktemp -d "$cache/seaweedfs-src.XXXXXX")
-  trap 'rm -rf "$work"' RETURN
-  cp -r "$dir/." "$work/"
-  chmod -R u+w "$work"
+  # Removed on every way out of here by hand: a RETURN trap set in a function outlives it, and fired
+  # again on the next function's return (start's), where this function's `work` no longer exists.
+  cp -r "$dir/." "$work/" && chmod -R u+w "$work" || { rm -rf "$work"; die "could not copy the SeaweedFS source to $work"; }
   # The source tree has a `weed/` folder, so the binary gets a name of its own (`-o weed` would land inside it).
-  (cd "$work" && GOFLAGS=-mod=mod go build -o "$work/weed.bin" ./weed) || die "go build of SeaweedFS failed"
-  [ -f "$work/weed.bin" ] || die "go build of SeaweedFS produced no binary"
+  (cd "$work" && GOFLAGS=-mod=mod go build -o "$work/weed.bin" ./weed) || { rm -rf "$work"; die "go build of SeaweedFS failed"; }
+  [ -f "$work/weed.bin" ] || { rm -rf "$work"; die "go build of SeaweedFS produced no binary"; }
   mkdir -p "$(dirname "$weed")"
   mv "$work/weed.bin" "$weed.partial" && mv "$weed.partial" "$weed"
+  rm -rf "$work"
   echo "$weed"
 }
 
