@@ -4,7 +4,8 @@
 //!
 //! The object kit writes under a fresh key prefix (`agent-env-kit/<hex>/`), the document kit into fresh
 //! collections (`kit_<hex>__<case>`), the image kit into a fresh repository, so a check never clobbers
-//! what a real, shared store holds. (Stores have no delete for objects, so those writes stay behind.)
+//! what a real, shared store holds. Stores have no delete for objects, so those writes stay behind,
+//! but for the built-in local object store's, whose folder the check removes once the kit is done.
 //! After the kit, notes say what the user should know of how it went: a plugin's document store that
 //! cannot drop a collection had the kit's collections emptied one document at a time instead.
 
@@ -22,7 +23,8 @@ use crate::session::Session;
 use crate::stores::from_spec::{classify, Target};
 use crate::stores::kits::{self, KitReport};
 use crate::stores::{
-    build_store, AnyStore, PluginDocumentStore, PluginStoreFactory, StoreKind, StoreSpec,
+    build_store, AnyStore, LocalFilesystemObjectStore, PluginDocumentStore, PluginStoreFactory,
+    StoreKind, StoreSpec,
 };
 
 /// What was checked, for the header and the JSON.
@@ -79,16 +81,16 @@ pub(super) fn check(
         ),
         _ => (None, None),
     };
+    let checked = checked_for(&spec, &selected.origin.location);
     let result = open_checked(&spec, plugins.as_deref())
         .and_then(|store| reachable(store, &shown_name(&spec)))
-        .map(|store| {
-            run_check(
-                &checked_for(&spec, &selected.origin.location),
-                &store,
-                json_output,
-                term,
-            )
-        });
+        .map(|store| run_check(&checked, &store, json_output, term));
+    if let Err(e) = remove_kit_folder(&spec, &checked) {
+        term.eprintln(&format!(
+            "warning: can't remove the kit's folder '{}' from the object store: {e}; remove it by hand",
+            checked.namespace
+        ));
+    }
     // A store that writes to stdout besides the protocol's messages passes its cases while a
     // partial line would stall its next answer: said, as `plugin list` says it.
     let noise = package.and_then(|p| session.plugin_pool().diagnosis(&p)?.noise());
@@ -98,6 +100,26 @@ pub(super) fn check(
     // Dropping the factory drops its host, which stops the plugin.
     drop(plugins);
     result
+}
+
+/// Removes the folder the object kit wrote under from the built-in local object store, whose
+/// layout agent-env owns: a check leaves nothing there. Any other store keeps it (the object store
+/// API has no delete).
+fn remove_kit_folder(spec: &StoreSpec, checked: &Checked) -> Result<(), String> {
+    let local = spec.kind == StoreKind::Object
+        && matches!(
+            classify(spec.kind, spec.impl_name.trim()),
+            Ok(Target::Builtin(_))
+        )
+        && class_of(spec.impl_name.trim()) != agent_env_store_s3::CLASS;
+    if !local || checked.namespace.is_empty() {
+        return Ok(());
+    }
+    let store = LocalFilesystemObjectStore::from_config(&spec.impl_name, &spec.config, &spec.env)
+        .map_err(|e| e.to_string())?;
+    store
+        .remove_folder(&checked.namespace)
+        .map_err(|e| e.to_string())
 }
 
 /// The store, once it answered that it can serve requests (a hosted one reaches its server): one that

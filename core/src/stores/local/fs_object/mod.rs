@@ -141,6 +141,40 @@ impl LocalFilesystemObjectStore {
         &self.root
     }
 
+    /// Removes every object under the folder `prefix` (`agent-env-kit/<hex>/`) and their sidecars,
+    /// then each folder above it that is left empty: what `store check object` wrote, which only
+    /// this store can take back (the object store API has no delete). A folder already gone is no
+    /// error; a symlink on the way is not followed.
+    pub fn remove_folder(&self, prefix: &str) -> StoreResult<()> {
+        let target = keys::resolve_key(&self.root, prefix.trim_end_matches('/'))?;
+        if target.key == "." {
+            return Err(StoreError::InvalidValue(
+                "the store's root is not a folder to remove".into(),
+            ));
+        }
+        for base in [self.root.clone(), self.root.join(META_DIR)] {
+            let mut folder = base.clone();
+            let real_folders = target.key.split('/').all(|part| {
+                folder.push(part);
+                std::fs::symlink_metadata(&folder).is_ok_and(|m| m.is_dir())
+            });
+            if !real_folders {
+                continue;
+            }
+            std::fs::remove_dir_all(&folder)
+                .map_err(|e| StoreError::io(format!("removing {}", folder.display()), &e))?;
+            // The folders above it, while empty (another check's folder keeps them).
+            let mut above = folder.parent();
+            while let Some(dir) = above.filter(|d| *d != base && d.starts_with(&base)) {
+                if std::fs::remove_dir(dir).is_err() {
+                    break;
+                }
+                above = dir.parent();
+            }
+        }
+        Ok(())
+    }
+
     /// The root folder, `None` before the first write created it.
     fn open_root(&self) -> StoreResult<Option<Dir>> {
         Dir::open_root(&self.root)
