@@ -22,7 +22,8 @@ use crate::run::ledger::{self, Decision, Inputs};
 use crate::run::plan::Plan;
 use crate::run::recorder::SAY_WAITING_AFTER;
 use crate::run::run_stores::RunStores;
-use crate::stores::{Document, StoreError};
+use crate::run::stored_artifact::placement::Placement;
+use crate::stores::{Document, StoreError, VersionedEntityStore};
 
 pub(super) mod state_folder;
 
@@ -376,8 +377,11 @@ fn hash_files(
     Ok(out)
 }
 
-/// Uploads an artifact's files under a fresh attempt prefix and builds its documents: the artifact, and
-/// for a universe one `file` artifact per file.
+/// Uploads an artifact's files and builds its documents: the artifact, and for a universe one `file`
+/// artifact per file. A file the id's latest recorded version holds with the same bytes names that
+/// version's object, and the rest go under a prefix derived from the files (see
+/// [`placement`](crate::run::stored_artifact::placement)), so a run stopped part-way and run again
+/// writes only what it had not.
 fn artifact_documents(
     bundle: &Bundle,
     tree: Tree<'_>,
@@ -387,36 +391,52 @@ fn artifact_documents(
     stores: &RunStores,
     places: &Places,
 ) -> Result<Vec<(&'static str, Document)>, MaterializeError> {
-    let prefix = format!(
-        "{}artifacts/{}/{}/{version}-{}",
-        places.fixture_prefix(),
-        artifact.artifact_type,
-        object_key_segment(&artifact.id),
-        crate::sandbox::random_hex(8)
+    let latest = VersionedEntityStore::new(stores.documents.clone(), "artifacts", &[])?
+        .get(&artifact.id, None)?;
+    let placement = Placement::new(
+        stores.objects.as_ref(),
+        &format!(
+            "{}artifacts/{}/{}",
+            places.fixture_prefix(),
+            artifact.artifact_type,
+            object_key_segment(&artifact.id),
+        ),
+        files
+            .iter()
+            .map(|(rel, (sha, _))| (rel.as_str(), sha.as_str())),
+        latest.as_ref(),
+        false,
     );
+    let prefix = placement.prefix();
     let mut listed = Vec::new();
     let mut docs = Vec::new();
     for (rel, (sha, size)) in files {
         let source = join_rel(&artifact.path, rel);
-        let key = format!("{prefix}/{rel}");
         let not_stored = |e: StoreError| MaterializeError::StoreArtifactFile {
             artifact: artifact.id.clone(),
             file: rel.clone(),
             source: e,
         };
-        let url = match tree.disk_path(&source) {
-            Some(path) => stores
-                .objects
-                .put_file(&key, &path, crate::stores::DEFAULT_CONTENT_TYPE)
+        let url = match (placement.stored(rel, sha, *size), tree.disk_path(&source)) {
+            (Some(url), _) => url,
+            (None, Some(path)) => placement
+                .write(rel, *size, &mut |key| {
+                    stores
+                        .objects
+                        .put_file(key, &path, crate::stores::DEFAULT_CONTENT_TYPE)
+                })
                 .map_err(not_stored)?,
-            None => {
+            (None, None) => {
                 let bytes = tree.read(&source).map_err(|e| MaterializeError::Read {
                     path: source.clone(),
                     source: e,
                 })?;
-                stores
-                    .objects
-                    .put(&key, &bytes, crate::stores::DEFAULT_CONTENT_TYPE, false)
+                placement
+                    .write(rel, *size, &mut |key| {
+                        stores
+                            .objects
+                            .put(key, &bytes, crate::stores::DEFAULT_CONTENT_TYPE, false)
+                    })
                     .map_err(not_stored)?
             }
         };

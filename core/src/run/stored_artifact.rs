@@ -33,6 +33,7 @@ use crate::run::cancel::Cancel;
 use crate::session::Session;
 use crate::stores::{Document, Filter, StoreError, VersionedEntityStore};
 
+pub(crate) mod placement;
 mod recording;
 pub mod verify;
 
@@ -117,18 +118,22 @@ pub fn put_artifact(
             ))
         })?;
     let mut hashes = Hashes::new();
-    let compared = match versions {
+    let latest = match versions {
         0 => None,
-        _ => compare_with_latest(
+        _ => latest_stored(&stores, ARTIFACTS, id, "artifact")?,
+    };
+    let compared = match &latest {
+        None => None,
+        Some(latest) => Some(compare_with_latest(
             &stores,
-            id,
+            latest,
             (&artifact_type, &config),
             (folder, &files),
             &mut hashes,
             cancel,
-        )?,
+        )?),
     };
-    let why = match compared {
+    let (why, objects_changed) = match compared {
         Some(Compared::Same(version)) => {
             return Ok(PutArtifact {
                 version,
@@ -138,14 +143,38 @@ pub fn put_artifact(
                 why: None,
             })
         }
-        Some(Compared::Differs(why)) => Some(why),
-        None => None,
+        Some(Compared::Differs {
+            why,
+            objects_changed,
+        }) => (Some(why), objects_changed),
+        None => (None, false),
     };
-    let prefix = format!(
-        "artifacts/{artifact_type}/{}/{}",
-        object_key_segment(id),
-        crate::sandbox::random_hex(8)
+    // Every file is hashed before any is written: where the files go depends on them all.
+    for rel in &files {
+        if hashes.contains_key(rel) {
+            continue;
+        }
+        if let Some(signal) = cancel.signal() {
+            return Err(RunError::Interrupted {
+                signal,
+                what: "stopped by a signal before writing any file; nothing was written".into(),
+            });
+        }
+        let hashed = Tree::Disk(folder).hash(rel).map_err(|e| {
+            BundleError::one(format!("can't read {}: {e}", folder.join(rel).display()))
+        })?;
+        hashes.insert(rel.clone(), hashed);
+    }
+    let placement = placement::Placement::new(
+        stores.objects.as_ref(),
+        &format!("artifacts/{artifact_type}/{}", object_key_segment(id)),
+        files
+            .iter()
+            .filter_map(|rel| Some((rel.as_str(), hashes.get(rel)?.0.as_str()))),
+        latest.as_ref(),
+        objects_changed,
     );
+    let prefix = placement.prefix().to_string();
     let mut listed = Vec::new();
     for rel in &files {
         if let Some(signal) = cancel.signal() {
@@ -155,6 +184,13 @@ pub fn put_artifact(
             });
         }
         let path = folder.join(rel);
+        let Some((sha256, size)) = hashes.get(rel).cloned() else {
+            return Err(BundleError::one(format!("can't read {}", path.display())).into());
+        };
+        if let Some(url) = placement.stored(rel, &sha256, size) {
+            listed.push(json!({"path": rel, "object_url": url, "sha256": sha256, "size": size}));
+            continue;
+        }
         let left_if_stopped = unrecorded(
             listed.len(),
             files.len(),
@@ -168,19 +204,12 @@ pub fn put_artifact(
             size: std::fs::metadata(&path).map(|m| m.len()).unwrap_or(0),
             left_if_stopped: &left_if_stopped,
         });
-        let (sha256, size) = match hashes.remove(rel) {
-            Some(hashed) => hashed,
-            None => Tree::Disk(folder)
-                .hash(rel)
-                .map_err(|e| BundleError::one(format!("can't read {}: {e}", path.display())))?,
-        };
-        let url = stores
-            .objects
-            .put_file(
-                &format!("{prefix}/{rel}"),
-                &path,
-                crate::stores::DEFAULT_CONTENT_TYPE,
-            )
+        let url = placement
+            .write(rel, size, &mut |key| {
+                stores
+                    .objects
+                    .put_file(key, &path, crate::stores::DEFAULT_CONTENT_TYPE)
+            })
             .map_err(|e| {
                 // A signal came while the file was on its way, and the store failed it since (a
                 // stalled upload's timeout): the put ends as the signal said it would.
@@ -305,29 +334,35 @@ fn files_recorded(doc: &Document) -> Option<Vec<FileRecorded>> {
 enum Compared {
     /// The folder is that version still: nothing to store.
     Same(i64),
-    /// The folder is not that version, for this reason (`hello.txt changed`).
-    Differs(String),
+    /// The folder is not that version, for this reason (`hello.txt changed`); `objects_changed`
+    /// when the reason is that version's objects, which the store no longer holds as they were put.
+    Differs { why: String, objects_changed: bool },
 }
 
-/// Whether the latest stored version of the artifact `id` is what `folder` holds: the same type and
+impl Compared {
+    fn differs(why: String) -> Compared {
+        Compared::Differs {
+            why,
+            objects_changed: false,
+        }
+    }
+}
+
+/// Whether `latest`, the latest stored version of an artifact, is what `folder` holds: the same type and
 /// settings (`declared`), the same files with the same sizes and sha256, each object still in the
 /// configured object store with those bytes (read back to be sure: a store configured since, an
 /// object gone or one changed in the store makes a new version, which is how a damaged artifact is
-/// put right); when it is not, why. `None` when the id has no version. `held` is the folder and the
-/// files the put found in it. The files hashed on the way are left in `hashes` for the put to use.
+/// put right); when it is not, why. `held` is the folder and the files the put found in it. The files hashed on the way are left in `hashes` for the put to use.
 /// `cancel` stops the reading back (the put then stops before its first file).
 fn compare_with_latest(
     stores: &RunStores,
-    id: &str,
+    latest: &Document,
     declared: (&str, &Map<String, Value>),
     held: (&Path, &[String]),
     hashes: &mut Hashes,
     cancel: &Cancel,
-) -> Result<Option<Compared>, RunError> {
+) -> Result<Compared, RunError> {
     let (folder, files) = held;
-    let Some(latest) = latest_stored(stores, ARTIFACTS, id, "artifact")? else {
-        return Ok(None);
-    };
     let version = latest.get("version").and_then(Value::as_i64).unwrap_or(0);
     let (artifact_type, config) = declared;
     let mut reasons = Vec::new();
@@ -343,9 +378,9 @@ fn compare_with_latest(
     if let Some(keys) = settings_changed(latest_config, config) {
         reasons.push(format!("settings changed: {keys}"));
     }
-    let Some(recorded) = files_recorded(&latest) else {
+    let Some(recorded) = files_recorded(latest) else {
         reasons.push(format!("its v{version} does not record its files' sha256"));
-        return Ok(Some(Compared::Differs(reasons.join("; "))));
+        return Ok(Compared::differs(reasons.join("; ")));
     };
     let mut changed = Vec::new();
     for file in &recorded {
@@ -379,17 +414,27 @@ fn compare_with_latest(
         reasons.push(files);
     }
     if !reasons.is_empty() {
-        return Ok(Some(Compared::Differs(reasons.join("; "))));
+        return Ok(Compared::differs(reasons.join("; ")));
     }
     for file in &recorded {
         let recorded = (file.size, file.sha256.as_str());
         if !holds_as_recorded(&stores.objects, &file.object_url, recorded, cancel) {
-            return Ok(Some(Compared::Differs(format!(
-                "its v{version} objects are not in the configured object store as they were put"
-            ))));
+            // One still there with other bytes is not trusted again; one gone is written anew.
+            // (A read stopped by a signal asks the store nothing more: the put stops.)
+            let gone = cancel.is_cancelled()
+                || matches!(
+                    stores.objects.get_object_metadata_at(&file.object_url),
+                    Ok(None) | Err(StoreError::NotFound(_) | StoreError::ForeignUrl(_))
+                );
+            return Ok(Compared::Differs {
+                why: format!(
+                    "its v{version} objects are not in the configured object store as they were put"
+                ),
+                objects_changed: !gone,
+            });
         }
     }
-    Ok(Some(Compared::Same(version)))
+    Ok(Compared::Same(version))
 }
 
 /// The settings whose values differ between `before` and `now`, named (`mode, limit`); `None` when
@@ -427,8 +472,9 @@ fn names(names: &[&str]) -> String {
     }
 }
 
-/// What a put that did not record its version left: `written` of `total` files under `prefix`,
-/// which nothing names (an object store keeps what it was given).
+/// What a put that did not record its version left: `written` of `total` files in the object store
+/// (those under `prefix` and any it found stored already), which nothing names yet; a put of the
+/// same folder again finds them there and writes only the rest.
 fn unrecorded(written: usize, total: usize, prefix: &str, how: &str) -> String {
     if written == 0 {
         return format!(
@@ -437,8 +483,9 @@ fn unrecorded(written: usize, total: usize, prefix: &str, how: &str) -> String {
         );
     }
     format!(
-        "{how} after writing {written} of {total} {} to the object store under {prefix}; no version was recorded, so nothing uses {}; put the folder again",
+        "{how} after writing {written} of {total} {} to the object store under {prefix}; no version was recorded, so nothing uses {} yet, and a put of the same folder goes on from {} (it writes only the files not there); put the folder again",
         crate::words::plural(total, "file", "files"),
+        if written == 1 { "it" } else { "them" },
         if written == 1 { "it" } else { "them" }
     )
 }
@@ -451,7 +498,8 @@ fn written_unrecorded(total: usize, prefix: &str) -> String {
         _ => ("files", "they stay"),
     };
     format!(
-        "no version was recorded, so nothing uses the {total} {files} the put wrote to the object store under {prefix}; {they} there (an object store keeps what it was given), and putting the folder again writes {} anew under another prefix",
+        "no version was recorded, so nothing uses the {total} {files} the put wrote to the object store under {prefix} yet; {they} there, and putting the folder again, unchanged, records {} without writing {} again",
+        if total == 1 { "it" } else { "them" },
         if total == 1 { "it" } else { "them" }
     )
 }

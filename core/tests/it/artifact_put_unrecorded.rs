@@ -1,6 +1,6 @@
 //! `artifact put` whose document store refuses the new version after every file was written: it
 //! says that no version was recorded, that the files it wrote stay in the object store unused, and
-//! that a put again writes them anew, once it has asked again for as long as a task's end waits
+//! that a put again records them without writing them again, once it has asked again for as long as a task's end waits
 //! for the store.
 
 use crate::support::run::{Ran, Sandboxed};
@@ -57,7 +57,7 @@ fn a_put_whose_version_is_refused_at_the_end_says_what_it_left() {
         r.stderr.contains(
             "; no version was recorded, so nothing uses the 2 files the put wrote to the object store under artifacts/file_artifact_universe/team/greeting/"
         ) && r.stderr.contains(
-            "; they stay there (an object store keeps what it was given), and putting the folder again writes them anew under another prefix"
+            " yet; they stay there, and putting the folder again, unchanged, records them without writing them again"
         ),
         "{}",
         r.stderr
@@ -85,4 +85,36 @@ fn a_put_whose_version_is_refused_at_the_end_says_what_it_left() {
     .unwrap()
     .count();
     assert_eq!(written, 1);
+    // With a document store that takes it, the same folder is recorded from the files written.
+    let objects = s.state().join("object_store");
+    let files_below = |dir: &std::path::Path| -> usize {
+        fn count(dir: &std::path::Path) -> usize {
+            std::fs::read_dir(dir)
+                .into_iter()
+                .flatten()
+                .flatten()
+                .map(|e| match e.path() {
+                    p if p.is_dir() => count(&p),
+                    _ => 1,
+                })
+                .sum()
+        }
+        count(dir)
+    };
+    assert_eq!(files_below(&objects.join("artifacts")), 2);
+    s.write(".agentenv/config.toml", "");
+    let again = s.run(&[
+        "artifact",
+        "put",
+        s.home().join("greeting").to_str().unwrap(),
+        "--id",
+        "team/greeting",
+    ]);
+    assert_eq!(
+        (again.code, again.stdout.as_str()),
+        (0, "team/greeting: v1 (file_artifact_universe, 2 files)\n"),
+        "{}",
+        again.both()
+    );
+    assert_eq!(files_below(&objects.join("artifacts")), 2, "written again");
 }

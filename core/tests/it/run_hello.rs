@@ -148,9 +148,10 @@ fn records_go_to_local_db_and_objects_under_the_ids_key_segment() {
         .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
         .collect();
     assert_eq!(attempts.len(), 1);
+    // Named by the files' content, not by chance.
     let attempt = &attempts[0];
     assert!(
-        attempt.starts_with("1-") && attempt.len() == 10,
+        attempt.len() == 32 && attempt.bytes().all(|b| b.is_ascii_hexdigit()),
         "{attempt}"
     );
     assert_eq!(
@@ -405,6 +406,48 @@ fn an_artifact_whose_files_left_the_object_store_is_written_again() {
         "{}",
         again.stdout
     );
+}
+
+/// The files of the object store's `artifacts/` folder.
+fn artifact_objects(s: &Sandboxed) -> Vec<std::path::PathBuf> {
+    fn walk(dir: &std::path::Path, out: &mut Vec<std::path::PathBuf>) {
+        for entry in std::fs::read_dir(dir).into_iter().flatten().flatten() {
+            match entry.path() {
+                path if path.is_dir() => walk(&path, out),
+                path => out.push(path),
+            }
+        }
+    }
+    let mut out = Vec::new();
+    walk(&s.state().join("object_store/artifacts"), &mut out);
+    out.sort();
+    out
+}
+
+/// A bundle run whose artifact changed stores only its changed files: the new version names the
+/// objects of the files unchanged since the latest one, and a run of the same files as an earlier
+/// version stores nothing.
+#[test]
+fn a_new_artifact_version_stores_only_the_files_that_changed() {
+    let s = Sandboxed::new();
+    let bundle = s.copy_hello("mine");
+    let run = |says: &str| {
+        let r = s.run(&["run", "./mine"]);
+        assert_eq!(r.code, 0, "{}", r.both());
+        assert!(r.stdout.starts_with(says), "{}", r.both());
+        assert!(r.stdout.contains(": passed (hello: 1)"), "{}", r.stdout);
+    };
+    run("artifacts/greeting: v1");
+    assert_eq!(artifact_objects(&s).len(), 2, "{:?}", artifact_objects(&s));
+    let hello = bundle.join("artifacts/greeting/hello.txt");
+    std::fs::write(&hello, "hello again\n").unwrap();
+    run("artifacts/greeting: v2");
+    let objects = artifact_objects(&s);
+    assert_eq!(objects.len(), 3, "check.sh stored twice: {objects:?}");
+    // Back as v1 had it (a version the run may write anew or take again): nothing more is stored.
+    std::fs::write(&hello, "hello\n").unwrap();
+    run("artifacts/greeting: v");
+    assert_eq!(artifact_objects(&s), objects);
 }
 
 /// A local document store file that is not a database says so and how to start afresh, and the run

@@ -936,3 +936,76 @@ fn a_read_of_a_store_never_made_on_a_read_only_folder_finds_nothing() {
         assert!(!folder.join("documents.db").exists(), "{args:?}");
     }
 }
+
+/// The files of the object store's `artifacts/` folder, relative to the store.
+fn stored_objects(s: &Sandboxed) -> Vec<std::path::PathBuf> {
+    let root = s.state().join("object_store");
+    let mut found: Vec<_> = walk(&root.join("artifacts"))
+        .into_iter()
+        .map(|p| p.strip_prefix(&root).unwrap().to_path_buf())
+        .collect();
+    found.sort();
+    found
+}
+
+/// A put stopped part-way (here by the store refusing its last file) is gone on with by the next
+/// put of the same folder, which writes only the files not written yet and records one version; a
+/// file unchanged since the latest version is not stored again.
+#[test]
+fn a_put_stopped_part_way_is_gone_on_with_and_an_unchanged_file_is_stored_once() {
+    let s = Sandboxed::new();
+    let folder = greeting(&s, "hello there\n");
+    let folder = folder.to_str().unwrap();
+    // Where the files go depends on them alone: a put of the same files elsewhere shows where.
+    let elsewhere = Sandboxed::new();
+    let other = greeting(&elsewhere, "hello there\n");
+    let r = elsewhere.run(&[
+        "artifact",
+        "put",
+        other.to_str().unwrap(),
+        "--id",
+        "team/greeting",
+    ]);
+    assert_eq!(r.code, 0, "{}", r.both());
+    let keys = stored_objects(&elsewhere);
+    assert_eq!(keys.len(), 3, "{keys:?}");
+    let notes = keys.iter().find(|k| k.ends_with("more/notes.md")).unwrap();
+    // A file where the folder `more` of more/notes.md's key goes: the store refuses that file.
+    let blocker = s.state().join("object_store").join(notes.parent().unwrap());
+    std::fs::create_dir_all(blocker.parent().unwrap()).unwrap();
+    std::fs::write(&blocker, "in the way").unwrap();
+    let stopped = s.run(&["artifact", "put", folder, "--id", "team/greeting"]);
+    assert_eq!(stopped.code, 1, "{}", stopped.both());
+    assert!(
+        stopped.stderr.contains("after writing 2 of 3 files to the object store under ")
+            && stopped.stderr.contains("; no version was recorded, so nothing uses them yet, and a put of the same folder goes on from them (it writes only the files not there); put the folder again"),
+        "{}",
+        stopped.stderr
+    );
+    std::fs::remove_file(&blocker).unwrap();
+    let before = stored_objects(&s);
+    assert_eq!(before.len(), 2, "{before:?}");
+
+    let put = |says: &str| {
+        let r = s.run(&["artifact", "put", folder, "--id", "team/greeting"]);
+        assert_eq!((r.code, r.stdout.as_str()), (0, says), "{}", r.both());
+    };
+    put("team/greeting: v1 (file_artifact_universe, 3 files)\n");
+    assert_eq!(stored_objects(&s), keys, "written again, or elsewhere");
+
+    // hello.txt changed: only it is stored.
+    std::fs::write(s.home().join("greeting/hello.txt"), "hello again\n").unwrap();
+    put("team/greeting: v2 (file_artifact_universe, 3 files; hello.txt changed)\n");
+    assert_eq!(stored_objects(&s).len(), 4, "{:?}", stored_objects(&s));
+    // Back as v1 had it: nothing is stored, v1's object serves again.
+    std::fs::write(s.home().join("greeting/hello.txt"), "hello there\n").unwrap();
+    put("team/greeting: v3 (file_artifact_universe, 3 files; hello.txt changed)\n");
+    assert_eq!(stored_objects(&s).len(), 4, "{:?}", stored_objects(&s));
+
+    // Each version loads as it was put.
+    let task = hello_loading(&s, "team/greeting");
+    let r = s.run(&["task", "put", task.to_str().unwrap(), "--id", "team/hello"]);
+    assert_eq!(r.code, 0, "{}", r.both());
+    let ran = s.run(&["task", "run", "team/hello"]);
+    assert_eq!(ran.code, 0, "{}", ran.both());
+}

@@ -6,7 +6,7 @@
 //! task's end waits for the store (`AGENT_ENV_RECORD_WAIT_SECONDS`, default 30 s), the same errors
 //! counted as passing ([`may_answer_later`]); the caller is told once the wait begins, and a cancel
 //! ends it. A try whose answer was lost may have landed: before asking again, the latest version is
-//! looked at, and one that names this put's object prefix (a new random one each put) is this put's.
+//! looked at, and one that names this put's object prefix and creation time is this put's.
 
 use std::time::{Duration, Instant};
 
@@ -76,8 +76,9 @@ pub fn record_version(
     }
 }
 
-/// The version of `doc`'s id that records `prefix`, when its latest does: a try whose answer was
-/// lost landed.
+/// The version of `doc`'s id that records `prefix` and `doc`'s creation time, when its latest
+/// does: a try whose answer was lost landed. (The prefix alone says which files, which another put
+/// of the same files names too.)
 fn recorded_already(
     entities: &VersionedEntityStore<'_>,
     doc: &Document,
@@ -85,9 +86,11 @@ fn recorded_already(
 ) -> Option<i64> {
     let id = doc.get("id")?.as_str()?;
     let latest = entities.get(id, None).ok()??;
-    (latest.get("object_prefix").and_then(Value::as_str) == Some(prefix))
-        .then(|| latest.get("version").and_then(Value::as_i64))
-        .flatten()
+    let created = |d: &Document| d.get("created_at_utc").cloned();
+    (latest.get("object_prefix").and_then(Value::as_str) == Some(prefix)
+        && created(&latest) == created(doc))
+    .then(|| latest.get("version").and_then(Value::as_i64))
+    .flatten()
 }
 
 #[cfg(test)]
