@@ -153,6 +153,121 @@ fn recorded_objects(doc: &Document) -> HashMap<(String, u64), String> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::stores::LocalFilesystemObjectStore;
+
+    /// A store that offers only `put` and `get`: it can say nothing of what it holds.
+    #[derive(Default)]
+    struct Bare(std::sync::Mutex<HashMap<String, Vec<u8>>>);
+
+    impl ObjectStore for Bare {
+        fn put(&self, key: &str, data: &[u8], _: &str, _: bool) -> StoreResult<String> {
+            let mut held = self.0.lock().unwrap();
+            if held.contains_key(key) {
+                return Err(StoreError::AlreadyExists(key.to_string()));
+            }
+            held.insert(key.to_string(), data.to_vec());
+            Ok(format!("bare://{key}"))
+        }
+
+        fn get(&self, url: &str) -> StoreResult<Vec<u8>> {
+            let key = url.trim_start_matches("bare://");
+            self.0
+                .lock()
+                .unwrap()
+                .get(key)
+                .cloned()
+                .ok_or_else(|| StoreError::NotFound(key.to_string()))
+        }
+    }
+
+    fn put_bytes<'s>(
+        store: &'s dyn ObjectStore,
+        data: &'s [u8],
+    ) -> impl FnMut(&str) -> StoreResult<String> + 's {
+        move |key| store.put(key, data, crate::stores::DEFAULT_CONTENT_TYPE, false)
+    }
+
+    #[test]
+    fn a_file_another_put_wrote_whole_is_taken_and_a_wrong_one_is_written_beside() {
+        let dir = tempfile::tempdir().unwrap();
+        let store = LocalFilesystemObjectStore::new(dir.path());
+        let placement = Placement::new(&store, "artifacts/file/x", [("a", "11")], None, false);
+        let key = placement.key("a");
+        // Another put of the same files wrote it first.
+        let first = store
+            .put(&key, b"abc", crate::stores::DEFAULT_CONTENT_TYPE, false)
+            .unwrap();
+        assert_eq!(placement.stored("a", "11", 3), Some(first.clone()));
+        let url = placement
+            .write("a", 3, &mut put_bytes(&store, b"abc"))
+            .unwrap();
+        assert_eq!(url, first);
+        // An object of another size at the key is not the file: it goes beside, the key untouched.
+        assert_eq!(placement.stored("a", "11", 4), None);
+        let beside = placement
+            .write("a", 4, &mut put_bytes(&store, b"abcd"))
+            .unwrap();
+        assert_ne!(beside, first);
+        assert_eq!(store.get(&beside).unwrap(), b"abcd");
+        assert_eq!(store.get(&first).unwrap(), b"abc");
+    }
+
+    #[test]
+    fn the_latest_versions_object_of_the_same_bytes_is_named_again_while_the_store_holds_it() {
+        let dir = tempfile::tempdir().unwrap();
+        let store = LocalFilesystemObjectStore::new(dir.path());
+        let old = store
+            .put(
+                "artifacts/file/x/old/a",
+                b"abc",
+                crate::stores::DEFAULT_CONTENT_TYPE,
+                false,
+            )
+            .unwrap();
+        let serde_json::Value::Object(latest) = serde_json::json!({"files": [
+            {"path": "a", "object_url": old, "sha256": "11", "size": 3}
+        ]}) else {
+            unreachable!()
+        };
+        let placement = Placement::new(
+            &store,
+            "artifacts/file/x",
+            [("a", "11")],
+            Some(&latest),
+            false,
+        );
+        assert_eq!(placement.stored("a", "11", 3), Some(old.clone()));
+        assert_eq!(placement.stored("a", "12", 3), None);
+        // Once the store found it changed, nothing is taken on trust.
+        let fresh = Placement::new(
+            &store,
+            "artifacts/file/x",
+            [("a", "11")],
+            Some(&latest),
+            true,
+        );
+        assert_eq!(fresh.stored("a", "11", 3), None);
+        assert_ne!(fresh.prefix(), placement.prefix());
+        std::fs::remove_dir_all(dir.path().join("artifacts/file/x/old")).unwrap();
+        assert_eq!(placement.stored("a", "11", 3), None);
+    }
+
+    #[test]
+    fn a_store_that_cannot_say_what_it_holds_is_written_to() {
+        let store = Bare::default();
+        let placement = Placement::new(&store, "artifacts/file/x", [("a", "11")], None, false);
+        assert_eq!(placement.stored("a", "11", 3), None);
+        let url = placement
+            .write("a", 3, &mut put_bytes(&store, b"abc"))
+            .unwrap();
+        assert_eq!(url, format!("bare://{}", placement.key("a")));
+        // Its key taken (a put of the same files at once), it cannot tell the object is the file.
+        let again = placement
+            .write("a", 3, &mut put_bytes(&store, b"abc"))
+            .unwrap();
+        assert_ne!(again, url);
+        assert_eq!(store.get(&again).unwrap(), b"abc");
+    }
 
     #[test]
     fn the_content_hash_depends_on_paths_and_sha256s_not_their_order() {
