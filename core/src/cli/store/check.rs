@@ -85,7 +85,11 @@ pub(super) fn check(
     let result = open_checked(&spec, plugins.as_deref())
         .and_then(|store| reachable(store, &shown_name(&spec)))
         .map(|store| run_check(&checked, &store, json_output, term));
-    if let Err(e) = remove_kit_folder(&spec, &checked) {
+    // A store that never opened had nothing written to it.
+    if let Err(e) = result
+        .as_ref()
+        .map_or(Ok(()), |_| remove_kit_folder(&spec, &checked))
+    {
         term.eprintln(&format!(
             "warning: can't remove the kit's folder '{}' from the object store: {e}; remove it by hand",
             checked.namespace
