@@ -4,12 +4,17 @@
 
 use std::ffi::OsString;
 
+use super::dynamic::args::CORE_VALUED;
+
 /// What to do instead of a command line the Python agent-env takes and this one does not.
 pub fn hint(args: &[OsString]) -> Option<&'static str> {
     let words: Vec<&str> = args.iter().skip(1).filter_map(|a| a.to_str()).collect();
-    let mut commands = words.iter().copied().filter(|w| !w.starts_with('-'));
-    let (first, second) = (commands.next()?, commands.next());
+    let commands = command_words(&words);
+    let (first, second) = (*commands.first()?, commands.get(1).copied());
     match (first, second) {
+        ("plugin", Some("remove")) if words.iter().any(|w| names_option(w, "--installer")) => Some(
+            "`agent-env plugin remove PACKAGE` takes no --installer: name the package as `agent-env plugin list` shows it, whichever installer put it there",
+        ),
         ("task", Some("create")) => Some(
             "a task here is a JSON file of steps: `agent-env task put FILE --id ID` stores one, and a bundle keeps them as tasks/NAME.json",
         ),
@@ -39,6 +44,27 @@ pub fn hint(args: &[OsString]) -> Option<&'static str> {
     }
 }
 
+/// The words of a command line that are not options, leaving out the values of the core's root
+/// options (`never` in `--color never`), which are not commands.
+fn command_words<'a>(words: &[&'a str]) -> Vec<&'a str> {
+    let mut commands = Vec::new();
+    let mut rest = words.iter().copied();
+    while let Some(word) = rest.next() {
+        if CORE_VALUED.contains(&word) {
+            rest.next();
+        } else if !word.starts_with('-') {
+            commands.push(word);
+        }
+    }
+    commands
+}
+
+/// Whether `word` is the option `name`, alone or with its value (`--installer=pip`).
+fn names_option(word: &str, name: &str) -> bool {
+    word.strip_prefix(name)
+        .is_some_and(|rest| rest.is_empty() || rest.starts_with('='))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -57,6 +83,18 @@ mod tests {
         assert!(hint_of("eval add-tasks e t").is_some_and(|h| h.contains("--eval NAME")));
         assert!(hint_of("artifact skill ./s").is_some_and(|h| h.contains("artifact put")));
         assert!(hint_of("task show t").is_some_and(|h| h.contains("task get ID")));
+        assert!(hint_of("plugin remove --installer pip p")
+            .is_some_and(|h| h.contains("no --installer")));
+        assert!(hint_of("plugin remove p --installer=pip")
+            .is_some_and(|h| h.contains("no --installer")));
+    }
+
+    #[test]
+    fn a_root_options_value_is_not_the_command() {
+        assert!(hint_of("--color never task create x.json")
+            .is_some_and(|h| h.contains("task put FILE")));
+        assert!(hint_of("-v --color=never task create x.json")
+            .is_some_and(|h| h.contains("task put FILE")));
     }
 
     #[test]
@@ -64,5 +102,7 @@ mod tests {
         assert_eq!(hint_of("task lisst"), None);
         assert_eq!(hint_of("up --bogus"), None);
         assert_eq!(hint_of(""), None);
+        assert_eq!(hint_of("plugin remove p --dry-run"), None);
+        assert_eq!(hint_of("plugin add --installer pipx p"), None);
     }
 }

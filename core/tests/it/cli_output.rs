@@ -336,6 +336,9 @@ fn the_python_agent_envs_commands_get_a_hint() {
     for (args, hint) in [
         (&["task", "create", "t.json"][..], "hint: a task here is a JSON file of steps: `agent-env task put FILE --id ID` stores one"),
         (&["eval", "run", "smoke"], "hint: an eval here is a bundle file, evals/NAME.toml"),
+        // A root option's value is not taken for the command.
+        (&["--color", "never", "task", "create", "t.json"], "hint: a task here is a JSON file of steps"),
+        (&["plugin", "remove", "--installer", "pip", "agentenv-x"], "hint: `agent-env plugin remove PACKAGE` takes no --installer"),
     ] {
         let r = s.run(args);
         assert_eq!(r.code, 2, "{args:?}: {}", r.both());

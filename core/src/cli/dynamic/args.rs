@@ -22,7 +22,7 @@ const CORE_COMMANDS: [&str; 10] = [
 /// Root flags of the core that take no value.
 const CORE_SWITCHES: [&str; 2] = ["-v", "--verbose"];
 /// Root flags of the core that take a value (`--color never` or `--color=never`).
-const CORE_VALUED: [&str; 1] = ["--color"];
+pub(crate) const CORE_VALUED: [&str; 1] = ["--color"];
 
 /// Whether this command line can be parsed without reading any manifest: its first word after the
 /// core switches is `--version` or a core command.
