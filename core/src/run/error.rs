@@ -11,6 +11,10 @@ pub enum RunError {
     /// The bundle could not be found, parsed or planned, or a plugin step failed its preflight.
     #[error(transparent)]
     Bundle(#[from] BundleError),
+    /// A stored task, eval or artifact the command names is not in the configured document store;
+    /// the message says which, and how to put one there.
+    #[error("{0}")]
+    NotStored(String),
     /// The config has problems; nothing was written or run.
     #[error(transparent)]
     Config(#[from] PreflightError),

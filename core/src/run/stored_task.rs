@@ -351,10 +351,9 @@ fn entity(
             ),
             _ => String::new(),
         };
-        BundleError::one(format!(
+        RunError::NotStored(format!(
             "the configured document store has no {what} '{id}'{which}{hint}"
         ))
-        .into()
     })
 }
 

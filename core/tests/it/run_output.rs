@@ -822,3 +822,38 @@ fn a_run_documents_problems_are_always_there() {
     assert!(problem.starts_with("Malformed config.toml at "), "{doc:#}");
     assert!(error.contains(problem), "{doc:#}");
 }
+
+/// A stored task that is not in the document store is not a problem with a bundle or the config:
+/// `task run --json` says so in `error` alone, with an empty `problems`. A `--task` that names no task
+/// of the bundle is a problem with what the run picks from it, listed in `problems`.
+#[test]
+fn a_stored_task_that_is_not_there_is_an_error_without_problems() {
+    let s = Sandboxed::new();
+    let r = s.run(&["task", "run", "nosuch/x", "--json"]);
+    assert_eq!(r.code, 1, "{}", r.both());
+    let doc = json_of(&r.stdout);
+    assert_eq!(doc["status"], "error", "{doc:#}");
+    assert_eq!(
+        doc["error"],
+        "the configured document store has no task 'nosuch/x'; put one with agent-env task put FILE --id nosuch/x",
+        "{doc:#}"
+    );
+    assert_eq!(doc["problems"], serde_json::json!([]), "{doc:#}");
+    assert!(
+        r.stderr
+            .contains("Error: the configured document store has no task 'nosuch/x'"),
+        "{}",
+        r.stderr
+    );
+
+    let r = s.run(&["run", "hello", "--task", "nosuch", "--json"]);
+    assert_eq!(r.code, 1, "{}", r.both());
+    let doc = json_of(&r.stdout);
+    let problems = doc["problems"].as_array().cloned().unwrap_or_default();
+    assert_eq!(problems.len(), 1, "{doc:#}");
+    let problem = problems[0].as_str().unwrap_or_default();
+    assert!(
+        problem.starts_with("--task 'nosuch': this bundle has no task"),
+        "{doc:#}"
+    );
+}
