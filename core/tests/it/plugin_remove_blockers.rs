@@ -131,6 +131,32 @@ fn config_naming_what_only_it_provides_blocks_and_its_table_stays() {
     assert!(err.ends_with(REFUSED), "{err}");
     // Nothing reads [runner], so naming the package there blocks nothing.
     assert!(!err.contains("[runner]"), "{err}");
+    // A document has no lines above its error: the error names what blocks the removal itself.
+    let (code, out, err) = run(
+        &sb,
+        &["plugin", "remove", "agentenv-grader", "--dry-run", "--json"],
+    );
+    assert_eq!(code, 1, "{out}");
+    let doc: serde_json::Value = serde_json::from_str(&out).unwrap();
+    assert_eq!(doc["outcome"], "refused", "{doc:#}");
+    let error = doc["error"].as_str().unwrap();
+    assert!(!error.contains("above"), "{doc:#}");
+    assert!(
+        error.starts_with("not removed while still in use ("),
+        "{doc:#}"
+    );
+    assert!(
+        error.contains("[stores.document] impl 'agentenv-grader:EssayStore' is from it"),
+        "{doc:#}"
+    );
+    assert!(
+        error.ends_with("); change what uses it, or pass --force to remove anyway"),
+        "{doc:#}"
+    );
+    for problem in doc["problems"].as_array().unwrap() {
+        assert!(error.contains(problem.as_str().unwrap()), "{doc:#}");
+    }
+    assert_eq!(err, format!("Error: {error}\n"));
     let (code, out, _) = run(
         &sb,
         &["plugin", "remove", "agentenv-grader", "--force", "--yes"],

@@ -229,6 +229,9 @@ fn outcome_name(outcome: &ChangeOutcome) -> &'static str {
 /// problems (a failed installer, a rolled-back check) names them; `None` when it succeeded.
 fn error(command: &str, report: &ChangeReport) -> Option<String> {
     match &report.outcome {
+        // The terminal's sentence sends the reader to the `blocked:` lines above it; a document has
+        // none above, so it names the blockers itself.
+        ChangeOutcome::Failed(InstallError::Blocked) => Some(blocked(&report.problems)),
         ChangeOutcome::Failed(e) => Some(e.to_string()),
         ChangeOutcome::Interrupted => {
             Some("interrupted; the plugins directory was restored as it was".to_owned())
@@ -252,6 +255,15 @@ pub(super) fn interrupted_at_question(nothing: &str, term: &Terminal) -> i32 {
         "Interrupted at the question: nothing was {nothing}."
     ));
     130
+}
+
+/// A blocked removal's `error` in a document: what blocks it, and what to do.
+fn blocked(problems: &[String]) -> String {
+    let uses = match problems {
+        [] => String::new(),
+        _ => format!(" ({})", problems.join("; ")),
+    };
+    format!("not removed while still in use{uses}; change what uses it, or pass --force to remove anyway")
 }
 
 /// What `plugin add` and `plugin remove` take from the session.
@@ -391,7 +403,7 @@ mod tests {
         );
         assert_eq!(
             blocked["error"],
-            "not removed; fix the above, or pass --force to remove anyway"
+            "not removed while still in use (agentenv-y requires it); change what uses it, or pass --force to remove anyway"
         );
         assert_eq!(
             blocked["problems"],
