@@ -191,6 +191,8 @@ def check(base: str, driver: str, chromium: str, shots: Path) -> None:
         print("bundles page: start hello")
         browser.get(base + "/bundles")
         button = browser.wait_css('[data-run-task="hello/hello"]')
+        # A built-in bundle has no folder: its card says how to get a copy of it instead.
+        browser.wait_text('[data-bundle="hello"] .bundle-folder', "--from-bundle hello")
         names_say_what(browser, "bundles")
         browser.screenshot(shots / "02-bundles.png")
         mark_load(browser)

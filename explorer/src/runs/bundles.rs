@@ -3,7 +3,7 @@
 
 use std::path::{Path, PathBuf};
 
-use agent_env::bundle::installed::InstalledBundle;
+use agent_env::bundle::installed::{InstalledBundle, Location};
 use agent_env::bundle::{self, Bundle};
 use agent_env::output::Collected;
 use agent_env::run::cancel::Cancel;
@@ -30,7 +30,13 @@ pub fn describe(b: &InstalledBundle, home: Option<&Path>) -> Value {
         "package": b.package,
         "package_version": b.package_version,
         "id_root": b.id_root(),
-        "folder": b.folder_display(home),
+        // Its folder (`~/…` under the home folder), or null for one built into agent-env
+        // (`built_in`), as `agent-env run --json` lists them: a path, never prose.
+        "folder": match &b.location {
+            Location::Folder(_) => json!(b.folder_display(home)),
+            Location::Embedded(_) => Value::Null,
+        },
+        "built_in": matches!(b.location, Location::Embedded(_)),
         "description": Value::Null,
         "tasks": [],
         "evals": [],

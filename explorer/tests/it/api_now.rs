@@ -265,4 +265,16 @@ fn a_bundle_installed_after_the_explorer_started_is_listed() {
     ]);
     std::fs::write(plugin.join("bundles/late/tasks/t.json"), task.to_string()).unwrap();
     assert!(names().contains(&"late".to_string()), "{:?}", names());
+    // A plugin's bundle is a folder, not built in.
+    let bundles = server.get("/api/v1/bundles").expect(200).json();
+    let late = bundles["items"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|b| b["name"] == "late")
+        .cloned()
+        .unwrap();
+    assert_eq!(late["built_in"], false, "{late:#}");
+    let folder = late["folder"].as_str().unwrap_or_default();
+    assert!(folder.ends_with("late/bundles/late"), "{late:#}");
 }

@@ -509,6 +509,9 @@ fn a_bundle_runs_by_its_name() {
         .find(|b| b["name"] == "hello")
         .expect("the built-in bundle is listed");
     assert_eq!(hello["tasks"][0]["id"], HELLO_TASK);
+    // A built-in bundle has no folder: null, never prose, as `agent-env run --json` lists it.
+    assert_eq!(hello["folder"], Value::Null, "{hello:#}");
+    assert_eq!(hello["built_in"], true, "{hello:#}");
 
     let workflow = server
         .post("/api/v1/bundles/hello/run", "{}")

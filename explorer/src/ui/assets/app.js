@@ -860,7 +860,10 @@ async function bundles() {
     ...page.items.map((b) => h("section", { class: "card", "data-bundle": b.name },
       h("h2", {}, b.name, " ", h("span", { class: "muted" }, `${b.package} ${b.package_version}`)),
       b.description ? h("p", {}, b.description) : null,
-      h("p", { class: "muted mono" }, b.folder),
+      // A built-in bundle has no folder: where to get one of it to change.
+      b.built_in ? h("p", { class: "muted bundle-folder" }, "Built into agent-env; ",
+        h("span", { class: "mono" }, `agent-env bundle init FOLDER --from-bundle ${b.name}`), " writes a copy to change.")
+        : h("p", { class: "muted mono bundle-folder" }, b.folder),
       b.problem ? h("p", { class: "error" }, b.problem) : null,
       h("button", { class: "primary", id: `run-bundle-${b.name}`, disabled: !!b.problem, "aria-label": `Run all tasks of ${b.name}`,
         onclick: (ev) => startBundle(b.name, [], ev.currentTarget) }, "Run all tasks"),
