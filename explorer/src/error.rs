@@ -24,6 +24,8 @@ pub enum UpError {
     Settings(#[from] SettingsProblems),
     #[error(transparent)]
     Limits(#[from] crate::connections::LimitsError),
+    #[error(transparent)]
+    KeptRuns(#[from] crate::runs::manager::KeptRunsError),
     #[error("can't start the explorer's async runtime: {0}")]
     Runtime(#[source] std::io::Error),
     #[error("can't watch for Ctrl-C: {0}")]

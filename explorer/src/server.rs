@@ -162,7 +162,7 @@ async fn run(
     let listener = tokio::net::TcpListener::from_std(listener).map_err(UpError::Serve)?;
     let address = listener.local_addr().map_err(UpError::Serve)?;
     let (stop_tx, stop_rx) = watch::channel(false);
-    let runs = Arc::new(RunManager::new(session.env().clone()));
+    let runs = Arc::new(RunManager::new(session.env().clone())?);
     let plugins = Arc::new(ExplorerPlugins::new(
         &session,
         settings.plugin_timeout,

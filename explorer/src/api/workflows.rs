@@ -28,7 +28,10 @@ pub async fn list_workflows(State(s): State<Shared>, Q(q): Q) -> ApiResult<Json<
 pub async fn get_workflow(State(s): State<Shared>, ids: Ids, Q(q): Q) -> ApiResult<Json<Value>> {
     let id = ids.at(0)?.to_string();
     let since = q.opt_int("since", 0)?.unwrap_or(0) as u64;
-    let workflow = s.runs.get(&id).ok_or_else(|| workflow_not_found(&id))?;
+    let workflow = s
+        .runs
+        .get(&id)
+        .ok_or_else(|| workflow_not_found(&id, s.runs.kept_runs()))?;
     let st = s.clone();
     let wid = id.clone();
     let instances = blocking(move || {
@@ -60,7 +63,10 @@ pub async fn get_workflow(State(s): State<Shared>, ids: Ids, Q(q): Q) -> ApiResu
 
 pub async fn cancel_workflow(State(s): State<Shared>, ids: Ids) -> ApiResult<Json<Value>> {
     let id = ids.at(0)?.to_string();
-    let workflow = s.runs.get(&id).ok_or_else(|| workflow_not_found(&id))?;
+    let workflow = s
+        .runs
+        .get(&id)
+        .ok_or_else(|| workflow_not_found(&id, s.runs.kept_runs()))?;
     let done = manager::cancel(&workflow);
     Ok(Json(json!({
         "workflow_id": id,
@@ -75,7 +81,10 @@ pub async fn cancel_workflow(State(s): State<Shared>, ids: Ids) -> ApiResult<Jso
 /// the one the run was given, held to that folder so no other file can ever be served from here.
 pub async fn workflow_log(State(s): State<Shared>, ids: Ids) -> ApiResult<impl IntoResponse> {
     let id = ids.at(0)?.to_string();
-    let workflow = s.runs.get(&id).ok_or_else(|| workflow_not_found(&id))?;
+    let workflow = s
+        .runs
+        .get(&id)
+        .ok_or_else(|| workflow_not_found(&id, s.runs.kept_runs()))?;
     let logs_dir = s.session.paths().run_logs_dir();
     let path = workflow.run_log().ok_or_else(|| no_log(&id))?;
     let text = blocking(move || read_log(&path, &logs_dir).ok_or_else(|| no_log(&id))).await?;
@@ -101,10 +110,14 @@ fn no_log(id: &str) -> ApiError {
     ))
 }
 
-/// The 404 for a workflow id this explorer does not know.
-fn workflow_not_found(id: &str) -> ApiError {
+/// The 404 for a workflow id this explorer does not know: one it never started, one an explorer
+/// before a restart started, or one that finished and was let go (the newest `kept` finished are
+/// kept).
+fn workflow_not_found(id: &str, kept: usize) -> ApiError {
     ApiError::not_found(format!(
-        "Workflow '{}' not found (the explorer knows the runs it started since it started)",
+        "Workflow '{}' not found (the explorer knows the runs it started since it started, and \
+         lets a finished one go once {kept} newer have finished; the task instances a run \
+         recorded stay in the store: GET /api/v1/task-instances lists them)",
         shown(id)
     ))
 }

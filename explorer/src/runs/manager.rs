@@ -2,7 +2,7 @@
 //! server stops. A workflow is one `run_bundle` call; a group of runs is several workflows that share
 //! a run group id, so their instances are found together in the store.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, HashMap};
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
@@ -83,6 +83,8 @@ impl Phase {
 #[derive(Debug)]
 pub struct Workflow {
     pub id: String,
+    /// Its place in the order the explorer started its runs, from 0.
+    seq: u64,
     pub run_group_id: String,
     pub spec: StartSpec,
     pub cancel: Arc<Cancel>,
@@ -199,30 +201,119 @@ pub enum StartError {
     Thread(#[source] std::io::Error),
 }
 
+/// How many finished runs the explorer keeps by default: as many as the logs folder keeps run logs,
+/// so a run let go is one whose log file is (when only the explorer runs) gone too. Each keeps up to
+/// [`super::capture::MAX_LINES`] printed lines, so this bounds what a long-lived `up` holds.
+pub const DEFAULT_KEPT_RUNS: usize = agent_env::run::run_log::KEPT_LOGS;
+/// Overrides [`DEFAULT_KEPT_RUNS`] (tests set it low).
+pub const KEPT_RUNS_VAR: &str = "AGENT_ENV_EXPLORER_KEPT_RUNS";
+/// The most runs [`KEPT_RUNS_VAR`] may ask to keep.
+pub const MOST_KEPT_RUNS: usize = 100_000;
+
+/// [`KEPT_RUNS_VAR`] set to something it cannot take.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("{KEPT_RUNS_VAR} is '{value}', which is not a whole number of finished runs to keep from 1 to {MOST_KEPT_RUNS}; fix or unset it")]
+pub struct KeptRunsError {
+    pub value: String,
+}
+
+/// How many finished runs to keep, from `env`.
+pub fn kept_runs(env: &Environment) -> Result<usize, KeptRunsError> {
+    let Some(value) = env.var_os(KEPT_RUNS_VAR) else {
+        return Ok(DEFAULT_KEPT_RUNS);
+    };
+    let value = value.to_string_lossy().into_owned();
+    value
+        .trim()
+        .parse::<usize>()
+        .ok()
+        .filter(|n| (1..=MOST_KEPT_RUNS).contains(n))
+        .ok_or(KeptRunsError { value })
+}
+
+/// The workflows the explorer holds: every one still queued or running, and the newest finished.
+struct Kept {
+    by_id: BTreeMap<String, Arc<Workflow>>,
+    next_seq: u64,
+    /// How many finished workflows are kept (give or take a group, see [`Kept::let_go`]).
+    finished: usize,
+}
+
+impl Kept {
+    /// Lets the oldest finished run groups go until at most `finished` finished workflows are
+    /// kept. A group goes whole, and only once every run of it is done, so a group the API tells is
+    /// either wholly known or known only from the store (as after a restart); the newest finished
+    /// group always stays, so a run just done is never gone at once.
+    fn let_go(&mut self) {
+        let mut done = self.by_id.values().filter(|w| w.phase().is_done()).count();
+        if done <= self.finished {
+            return;
+        }
+        // Each group: its newest run's place, whether every run of it is done, how many runs.
+        let mut groups: HashMap<&str, (u64, bool, usize)> = HashMap::new();
+        for w in self.by_id.values() {
+            let g = groups.entry(&w.run_group_id).or_insert((0, true, 0));
+            g.0 = g.0.max(w.seq);
+            g.1 &= w.phase().is_done();
+            g.2 += 1;
+        }
+        let mut finished: Vec<(u64, String, usize)> = groups
+            .into_iter()
+            .filter(|(_, (_, all_done, _))| *all_done)
+            .map(|(group, (seq, _, runs))| (seq, group.to_string(), runs))
+            .collect();
+        finished.sort();
+        finished.pop();
+        let mut gone: Vec<String> = Vec::new();
+        for (_, group, runs) in finished {
+            if done <= self.finished {
+                break;
+            }
+            done -= runs;
+            gone.push(group);
+        }
+        self.by_id.retain(|_, w| !gone.contains(&w.run_group_id));
+    }
+}
+
 /// At most this many runs the explorer started go at once; the others wait for a free slot (the
 /// UI's `RUN_SLOTS` says the same number). Each run still holds its own tasks to the engine's limit
 /// on tasks at once, so this is runs, not tasks.
 pub const MAX_CONCURRENT_RUNS: usize = 4;
 
-/// Every workflow of this server, and their threads.
+/// The workflows of this server (those it still keeps), and their threads.
 pub struct RunManager {
     env: Environment,
-    workflows: Mutex<BTreeMap<String, Arc<Workflow>>>,
+    workflows: Arc<Mutex<Kept>>,
+    /// How many finished workflows are kept.
+    kept_runs: usize,
     threads: Mutex<Vec<JoinHandle<()>>>,
     slots: Arc<Slots>,
     stopping: Arc<AtomicBool>,
 }
 
 impl RunManager {
-    /// Runs start in sessions over `env`; at most [`MAX_CONCURRENT_RUNS`] at once.
-    pub fn new(env: Environment) -> RunManager {
-        RunManager {
+    /// Runs start in sessions over `env`; at most [`MAX_CONCURRENT_RUNS`] at once, and the newest
+    /// [`DEFAULT_KEPT_RUNS`] finished are kept (or as many as [`KEPT_RUNS_VAR`] says in `env`).
+    pub fn new(env: Environment) -> Result<RunManager, KeptRunsError> {
+        let kept_runs = kept_runs(&env)?;
+        Ok(RunManager {
             env,
-            workflows: Mutex::new(BTreeMap::new()),
+            workflows: Arc::new(Mutex::new(Kept {
+                by_id: BTreeMap::new(),
+                next_seq: 0,
+                finished: kept_runs,
+            })),
+            kept_runs,
             threads: Mutex::new(Vec::new()),
             slots: Arc::new(Slots::new(MAX_CONCURRENT_RUNS)),
             stopping: Arc::new(AtomicBool::new(false)),
-        }
+        })
+    }
+
+    /// How many finished workflows are kept: older ones are let go (their instances stay in the store).
+    pub fn kept_runs(&self) -> usize {
+        self.kept_runs
     }
 
     /// A fresh id: `<prefix>-<12 random characters>`.
@@ -232,6 +323,28 @@ impl RunManager {
 
     /// Starts `spec` on a thread of its own (queued until a slot is free).
     pub fn start(&self, spec: StartSpec) -> Result<Arc<Workflow>, StartError> {
+        let mut kept = self.kept();
+        self.start_kept(&mut kept, spec)
+    }
+
+    /// Starts each of `specs` as [`RunManager::start`] does, all of them before any that finishes
+    /// lets a run go, so a group is never let go before all its runs are started.
+    pub fn start_all(&self, specs: Vec<StartSpec>) -> Vec<Result<Arc<Workflow>, StartError>> {
+        let mut kept = self.kept();
+        specs
+            .into_iter()
+            .map(|spec| self.start_kept(&mut kept, spec))
+            .collect()
+    }
+
+    /// The workflows kept, read or changed.
+    fn kept(&self) -> std::sync::MutexGuard<'_, Kept> {
+        self.workflows
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+    }
+
+    fn start_kept(&self, kept: &mut Kept, spec: StartSpec) -> Result<Arc<Workflow>, StartError> {
         if self.stopping.load(Ordering::SeqCst) {
             return Err(StartError::Stopping);
         }
@@ -242,6 +355,7 @@ impl RunManager {
             .unwrap_or_else(|| Self::new_id("run"));
         let workflow = Arc::new(Workflow {
             id: id.clone(),
+            seq: kept.next_seq,
             run_group_id,
             spec,
             cancel: Cancel::new(),
@@ -256,14 +370,14 @@ impl RunManager {
             let env = self.env.clone();
             let slots = self.slots.clone();
             let stopping = self.stopping.clone();
+            let kept = self.workflows.clone();
             std::thread::Builder::new()
                 .name(format!("explorer-{id}"))
-                .spawn(move || run_workflow(&workflow, env, &slots, &stopping))
+                .spawn(move || run_workflow(&workflow, env, &slots, &stopping, &kept))
                 .map_err(StartError::Thread)?
         };
-        if let Ok(mut all) = self.workflows.lock() {
-            all.insert(id, workflow.clone());
-        }
+        kept.next_seq += 1;
+        kept.by_id.insert(id, workflow.clone());
         if let Ok(mut threads) = self.threads.lock() {
             threads.retain(|t| !t.is_finished());
             threads.push(thread);
@@ -276,22 +390,15 @@ impl RunManager {
         self.slots.any_free()
     }
 
+    /// The workflow `id`, while it is kept.
     pub fn get(&self, id: &str) -> Option<Arc<Workflow>> {
-        self.workflows.lock().ok()?.get(id).cloned()
+        self.kept().by_id.get(id).cloned()
     }
 
-    /// Every workflow, newest first.
+    /// Every workflow kept, newest first.
     pub fn all(&self) -> Vec<Arc<Workflow>> {
-        let mut all: Vec<Arc<Workflow>> = self
-            .workflows
-            .lock()
-            .map(|w| w.values().cloned().collect())
-            .unwrap_or_default();
-        all.sort_by(|a, b| {
-            b.created_at_utc
-                .cmp(&a.created_at_utc)
-                .then(a.id.cmp(&b.id))
-        });
+        let mut all: Vec<Arc<Workflow>> = self.kept().by_id.values().cloned().collect();
+        all.sort_by_key(|w| std::cmp::Reverse(w.seq));
         all
     }
 
@@ -359,10 +466,28 @@ pub fn cancel(workflow: &Workflow) -> Cancelled {
     Cancelled::Now
 }
 
-fn run_workflow(workflow: &Workflow, env: Environment, slots: &Slots, stopping: &AtomicBool) {
+/// Says the workflow ended in `phase`, and lets the oldest finished runs go beyond those kept. Both
+/// happen under the lock the API reads the workflows with, so an answer that saw the run done is
+/// followed by none that still finds a run this one's end let go.
+fn finish(kept: &Mutex<Kept>, workflow: &Workflow, phase: Phase) {
+    let mut kept = kept
+        .lock()
+        .unwrap_or_else(std::sync::PoisonError::into_inner);
+    workflow.set_phase(phase);
+    kept.let_go();
+}
+
+/// Runs the workflow, and says where it ended while it still holds its slot.
+fn run_workflow(
+    workflow: &Workflow,
+    env: Environment,
+    slots: &Slots,
+    stopping: &AtomicBool,
+    kept: &Mutex<Kept>,
+) {
     let given_up = || workflow.cancel.is_cancelled() || stopping.load(Ordering::SeqCst);
     let Some(_slot) = slots.take(given_up) else {
-        workflow.set_phase(Phase::Finished("cancelled"));
+        finish(kept, workflow, Phase::Finished("cancelled"));
         return;
     };
     workflow.set_phase(Phase::Running);
@@ -410,7 +535,7 @@ fn run_workflow(workflow: &Workflow, env: Environment, slots: &Slots, stopping: 
     }
     // Whole on disk before the workflow says it is done.
     run_log.flush();
-    workflow.set_phase(phase);
+    finish(kept, workflow, phase);
 }
 
 /// The request `agent-env run` would make for the workflow, with its cancel handle, run group and
@@ -466,6 +591,7 @@ mod tests {
     fn running() -> Workflow {
         let workflow = Workflow {
             id: "wf-1".into(),
+            seq: 0,
             run_group_id: "run-1".into(),
             spec: StartSpec::default(),
             cancel: Cancel::new(),
@@ -477,6 +603,55 @@ mod tests {
         };
         workflow.set_phase(Phase::Running);
         workflow
+    }
+
+    fn kept(finished: usize, runs: &[(&str, Phase)]) -> Kept {
+        let mut kept = Kept {
+            by_id: BTreeMap::new(),
+            next_seq: 0,
+            finished,
+        };
+        for (group, phase) in runs {
+            let mut workflow = running();
+            workflow.seq = kept.next_seq;
+            workflow.id = format!("wf-{}", workflow.seq);
+            workflow.run_group_id = group.to_string();
+            workflow.set_phase(phase.clone());
+            kept.next_seq += 1;
+            kept.by_id.insert(workflow.id.clone(), Arc::new(workflow));
+        }
+        kept
+    }
+
+    fn ids(kept: &Kept) -> Vec<&str> {
+        kept.by_id.keys().map(String::as_str).collect()
+    }
+
+    #[test]
+    fn the_oldest_finished_groups_go_whole_and_running_ones_stay() {
+        let done = || Phase::Finished("finished");
+        let mut k = kept(
+            2,
+            &[
+                ("a", done()),
+                ("b", Phase::Running),
+                ("c", done()),
+                ("c", done()),
+                ("d", Phase::Errored("no".into())),
+                ("e", done()),
+            ],
+        );
+        k.let_go();
+        // Five finished, two kept: group a, then group c (both its runs) go.
+        assert_eq!(ids(&k), ["wf-1", "wf-4", "wf-5"]);
+        // A group with a run still going stays whole, its finished runs too.
+        let mut k = kept(1, &[("a", done()), ("a", Phase::Queued), ("b", done())]);
+        k.let_go();
+        assert_eq!(ids(&k), ["wf-0", "wf-1", "wf-2"]);
+        // The newest finished group stays even when it alone is more than kept.
+        let mut k = kept(1, &[("a", done()), ("b", done()), ("b", done())]);
+        k.let_go();
+        assert_eq!(ids(&k), ["wf-1", "wf-2"]);
     }
 
     #[test]

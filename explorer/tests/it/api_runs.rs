@@ -561,7 +561,7 @@ pub(crate) fn slow_bundle(world: &World) -> (std::path::PathBuf, String) {
     (folder, "@local/~/slowpoke/slow".to_string())
 }
 
-fn start_slow(server: &Explorer, task: &str) -> String {
+pub(crate) fn start_slow(server: &Explorer, task: &str) -> String {
     let started = server
         .post(&format!("/api/v1/tasks/{}/run", seg(task)), "{}")
         .expect(200)

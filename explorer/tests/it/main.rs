@@ -9,6 +9,7 @@ mod support;
 mod api_config;
 mod api_entities;
 mod api_guards;
+mod api_kept_runs;
 mod api_now;
 mod api_objects;
 mod api_paging;

@@ -95,13 +95,14 @@ pub async fn cancel_run(
 }
 
 /// Why none of the runs a cancel names can be cancelled here: the recorded ones were started by
-/// another explorer (one still serving, or one since stopped) or by `agent-env run` in another
-/// process, which is where they are cancelled; else no run of the task this explorer started matches.
+/// another explorer (one still serving, or one since stopped), or by this one and let go once they
+/// finished, or by `agent-env run` in another process, which is where they are cancelled; else no
+/// run of the task this explorer started matches.
 fn not_started_here(task_id: &str, recorded: &[agent_env_store::document::Document]) -> String {
     let by_explorer = recorded.iter().any(|d| workflow_of(d).is_some());
     if by_explorer {
         format!(
-            "the run of task '{task_id}' asked for was started by another explorer (another agent-env up, or one since stopped), not this one: cancel it from the explorer that started it, or stop that agent-env up (its runs are cancelled as it stops)"
+            "the run of task '{task_id}' asked for was started by another explorer (another agent-env up, or one since stopped), or by this one, which lets a run go once it has finished (then there is nothing to cancel): a run of another explorer is cancelled from that explorer, or by stopping that agent-env up (its runs are cancelled as it stops)"
         )
     } else if !recorded.is_empty() {
         format!(

@@ -139,27 +139,35 @@ pub async fn start_group(
     require_agent_artifact(&s, body.agent_artifact_id.as_deref()).await?;
     refuse_without_state(&s).await?;
     let group = new_group_id();
-    let runs: Vec<Value> = seeds
-        .into_iter()
+    let specs: Vec<StartSpec> = seeds
+        .iter()
         .enumerate()
-        .map(|(index, seed)| {
-            let spec = StartSpec {
-                bundle: source.bundle.clone(),
-                tasks: vec![source.task_name.clone()],
-                user_overrides: user_overrides.clone(),
-                run_group_id: Some(group.clone()),
-                task_id: Some(task_id.clone()),
-                index,
-                seed: seed.clone(),
-                pin: Some(Pin {
-                    task_id: task_id.clone(),
-                    version,
-                }),
-                ..StartSpec::default()
-            };
-            match s.runs.start(spec) {
-                Ok(w) => json!({"index": index, "workflow_id": w.id, "seed": seed, "error": null}),
-                Err(e) => json!({"index": index, "workflow_id": null, "seed": seed, "error": e.to_string()}),
+        .map(|(index, seed)| StartSpec {
+            bundle: source.bundle.clone(),
+            tasks: vec![source.task_name.clone()],
+            user_overrides: user_overrides.clone(),
+            run_group_id: Some(group.clone()),
+            task_id: Some(task_id.clone()),
+            index,
+            seed: seed.clone(),
+            pin: Some(Pin {
+                task_id: task_id.clone(),
+                version,
+            }),
+            ..StartSpec::default()
+        })
+        .collect();
+    // Started together, so none of the group is let go before the rest is started.
+    let runs: Vec<Value> = s
+        .runs
+        .start_all(specs)
+        .into_iter()
+        .zip(seeds)
+        .enumerate()
+        .map(|(index, (started, seed))| match started {
+            Ok(w) => json!({"index": index, "workflow_id": w.id, "seed": seed, "error": null}),
+            Err(e) => {
+                json!({"index": index, "workflow_id": null, "seed": seed, "error": e.to_string()})
             }
         })
         .collect();

@@ -1094,8 +1094,9 @@ function remember(id, list) {
 
 // The Run page: asks for the workflow every half second until it is done. While the explorer does
 // not answer, the page stays as it was last seen and goes on once it does; a workflow the explorer
-// does not know (it was started by one that has since stopped: workflows live in its memory) is
-// said in the UI's words, with the instances the page knew.
+// does not know (it was started by one that has since stopped, or it ended and was let go: workflows
+// live in its memory, the newest ended ones kept) is said in the UI's words, with the instances the
+// page knew.
 async function run(id) {
   const alive = current();
   let since = 0;
@@ -1144,7 +1145,7 @@ async function run(id) {
       h("span", { class: "mono muted" }, i.instance_id)));
     show(h("h1", {}, "Run"),
       h("div", { class: "warning notice", id: "run-gone", role: "status" },
-        h("p", {}, "This run was started by an explorer that has since stopped; its task instances are still listed under ",
+        h("p", {}, "This run was started by an explorer that has since stopped, or it ended and the explorer let it go (it keeps the newest ended runs); its task instances are still listed under ",
           link("/", "Recent runs"), " on Home", links.length ? ". This run's:" : "."),
         links.length ? h("ul", {}, links) : null),
       log.childNodes.length ? [h("h2", {}, "Output"), log] : null);
