@@ -5,6 +5,7 @@
 //! `waitid(WNOWAIT)`, then reaps under a lock; signals are sent under the same lock and only while
 //! the child is unreaped, so a recycled pid is never signalled.
 
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Condvar, Mutex, MutexGuard};
 use std::thread;
 use std::time::{Duration, Instant};
@@ -82,6 +83,9 @@ pub struct NoReaper(#[source] std::io::Error);
 pub struct ExitWatch {
     pid: i32,
     own_group: bool,
+    /// The child leads its group, and the group was seen empty once the child was reaped: its id
+    /// may since have gone to another group, which is not signalled.
+    group_gone: AtomicBool,
     state: Mutex<State>,
     cv: Condvar,
 }
@@ -104,6 +108,7 @@ impl ExitWatch {
         let watch = Arc::new(ExitWatch {
             pid: pid as i32,
             own_group,
+            group_gone: AtomicBool::new(false),
             state: Mutex::new(State { ended: None }),
             cv: Condvar::new(),
         });
@@ -116,7 +121,12 @@ impl ExitWatch {
             .name(format!("{name}-reaper"))
             .spawn(run)
         {
-            Ok(_) => Ok(watch),
+            Ok(_) => {
+                if own_group {
+                    crate::live_groups::joined(&watch);
+                }
+                Ok(watch)
+            }
             Err(e) => {
                 watch.signal(libc::SIGKILL);
                 watch.wait_and_reap();
@@ -146,6 +156,11 @@ impl ExitWatch {
         }
         let mut state = lock(&self.state);
         let ended = reap(self.pid).unwrap_or(Ended::Exited(-1));
+        // Reaped alone, its group is empty: nothing of it is left to keep the group's id.
+        // SAFETY: kill with signal 0 sends nothing.
+        if self.own_group && unsafe { libc::kill(-self.pid, 0) } != 0 {
+            self.group_gone.store(true, Ordering::SeqCst);
+        }
         state.ended = Some(ended);
         self.cv.notify_all();
         ended
@@ -204,17 +219,49 @@ impl ExitWatch {
         // any member (even a zombie) exists, and we stop as soon as none does.
         unsafe {
             if libc::kill(-group, 0) != 0 {
+                self.group_gone.store(true, Ordering::SeqCst);
                 return;
             }
             libc::kill(-group, libc::SIGKILL);
             loop {
                 let mut status = 0;
                 while libc::waitpid(-group, &mut status, libc::WNOHANG) > 0 {}
-                if libc::kill(-group, 0) != 0 || Instant::now() >= deadline {
+                if libc::kill(-group, 0) != 0 {
+                    self.group_gone.store(true, Ordering::SeqCst);
+                    return;
+                }
+                if Instant::now() >= deadline {
                     return;
                 }
                 thread::sleep(Duration::from_millis(2));
             }
+        }
+    }
+}
+
+impl ExitWatch {
+    /// SIGKILLs the child's whole process group at once, waiting for nothing: while the child is
+    /// unreaped, and after, while its group was not seen empty (grandchildren keep its id, and
+    /// agent-env, their subreaper, reaps them only in [`ExitWatch::kill_leftovers`]). Nothing for a
+    /// child in agent-env's own group (command mode). Returns whether it sent the signal.
+    pub(crate) fn kill_group_now(&self) -> bool {
+        if !self.own_group {
+            return false;
+        }
+        let state = lock(&self.state);
+        if state.ended.is_some() && self.group_gone.load(Ordering::SeqCst) {
+            return false;
+        }
+        // SAFETY: the group is the child's (unreaped, the lock keeping the reaper out), or one its
+        // members still hold; kill(2) has no memory effects.
+        unsafe { libc::kill(-self.pid, libc::SIGKILL) == 0 }
+    }
+}
+
+impl Drop for ExitWatch {
+    fn drop(&mut self) {
+        if self.own_group {
+            crate::live_groups::left(self);
         }
     }
 }

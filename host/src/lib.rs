@@ -32,6 +32,8 @@
 //! - `exec_arguments.rs`: `exec` arguments naming a file beside the manifest by a relative path, which
 //!   would run another folder's file; an installed plugin with one is not started.
 //! - `descendants.rs`: a plugin's descendants that left its process group, found and stopped.
+//! - `live_groups.rs`: the process groups of the plugins this process started, killed at once by a
+//!   command stopped at once, and told to a run's journal as they start.
 //! - `exit.rs`: watching the child's wait status and signalling it without racing the reaper.
 //! - `start_abort.rs`: [`StartAbort`], a switch that stops plugin starts (a run's Ctrl-C).
 //! - `stderr.rs`: [`StderrTail`], the bounded tail of a child's stderr.
@@ -51,6 +53,7 @@ pub mod exec_arguments;
 mod exit;
 mod fd_numbers;
 mod handler;
+mod live_groups;
 pub mod pins;
 pub mod piped_child;
 mod pool;
@@ -70,6 +73,7 @@ pub use config::{
 pub use diagnosis::{noise_warning, shutdown_exit_warning, Diagnosis, FailureSummary};
 pub use error::{FailureContext, HostError};
 pub use exit::{signal_name, Ended};
+pub use live_groups::{kill_plugin_groups, watch_plugin_groups, PluginGroupsWatched};
 pub use pool::{stop_together, PluginHost};
 pub use process::{PluginProcess, StartFailure, CRASH_LOOP_LIMIT, STDERR_CATCH_UP};
 pub use services::{HostServices, NoServices};

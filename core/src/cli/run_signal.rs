@@ -76,7 +76,9 @@ fn waiting_for_the_store_only() -> bool {
 /// seconds, and a silent terminal invites a second Ctrl-C). Another during that teardown stops
 /// agent-env at once, exiting as the signal says (128 + its number), after a `cancelled` document
 /// for a `--json` run: the one exit below `main`, since the teardown it cuts short is still running
-/// on other threads. What is left is cleaned up by the next run.
+/// on other threads. The plugins' process groups are killed first, their children with them (this
+/// runs on the signal-watching thread, not in a signal handler). What is left (the sandboxes, the
+/// instances left running) is cleaned up by the next run.
 pub(crate) fn on_signal(signalled: Signalled) {
     match signalled {
         Signalled::First(signal) if STATE.holding.load(Ordering::SeqCst) => {
@@ -131,6 +133,9 @@ pub(crate) fn on_signal(signalled: Signalled) {
                 && !STATE.holding.load(Ordering::SeqCst) => {}
         Signalled::Again(signal) => {
             let code = 128 + signal;
+            // First, before anything that may wait on a reader: the kernel ends each plugin with
+            // agent-env, but not the children it started, which would run on under init.
+            agent_env_host::kill_plugin_groups();
             log_signal(format!(
                 "{} received again: stopped at once, the teardown cut short",
                 agent_env_host::signal_name(signal)

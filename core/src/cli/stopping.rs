@@ -19,6 +19,8 @@ pub(crate) fn two_step(
             eprint_notice(&format!("{stopping}; {} stops at once", another(signal)));
         }
         Signalled::Again(signal) => {
+            // The plugin stores' processes end with agent-env; the children they started would not.
+            agent_env_host::kill_plugin_groups();
             let mut said = format!("Stopped at once: {}", what_is_left());
             // An upload cut short would leave its parts in the bucket until a lifecycle rule.
             said.push_str(&uploads_said(&hosted::abort_uploads_under_way()));

@@ -850,3 +850,118 @@ fn the_next_run_cleans_up_after_a_killed_one() {
     let again = s.run(&["run", "hello", "-q"]);
     assert!(!again.stderr.contains("earlier run"), "{}", again.both());
 }
+
+/// Installs `agentenv-leaver`, whose `leave_step` starts a child of its own (`sleep 500`, which stays
+/// in the plugin's process group), writes that child's pid, then sleeps for a minute; with `deaf`,
+/// the plugin ignores SIGTERM, SIGINT and SIGHUP, so a run's teardown waits for it. Writes
+/// `leaver/tasks/t.json`, that one step. The path of the file the child's pid is written to.
+fn write_leaving_bundle(s: &Sandboxed, deaf: bool) -> std::path::PathBuf {
+    let child_pid = s.home().join("plugin-child.pid");
+    let leaver = s.script(
+        "leaver.sh",
+        &r#"#!/bin/sh
+TRAP
+IFS= read -r line
+printf '%s\n' '{"jsonrpc":"2.0","id":1,"result":{"protocol":1,"plugin":{"name":"agentenv-leaver","version":"1"},"contributions":[{"group":"task_steps","name":"leave_step","type":"leave_step","class":"LeaveStep","methods":["execute","from_dict"]}]}}'
+while IFS= read -r line; do
+  case $line in *'"execute"'*)
+    /bin/sleep 500 </dev/null >/dev/null 2>&1 &
+    echo $! > 'CHILD_PID.tmp' && mv 'CHILD_PID.tmp' 'CHILD_PID'
+    exec /bin/sleep 60 ;;
+  esac
+  rest=${line#*\"id\":}
+  id=${rest%%[!0-9]*}
+  [ -n "$id" ] && printf '{"jsonrpc":"2.0","id":%s,"result":null}\n' "$id"
+done
+"#
+        .replace("TRAP", if deaf { "trap '' TERM INT HUP" } else { ":" })
+        .replace("CHILD_PID", child_pid.to_str().unwrap()),
+    );
+    s.install_manifest(
+        "leaver",
+        &format!(
+            "[plugin]\nname = \"agentenv-leaver\"\nversion = \"1\"\nexec = [\"/bin/sh\", \"{}\"]\nprotocol = [1, 1]\n[provides.task_steps]\nleave_step = \"LeaveStep\"\n",
+            leaver.display()
+        ),
+    );
+    s.write(
+        "leaver/tasks/t.json",
+        r#"[{"id": "p", "type": "leave_step"}]"#,
+    );
+    child_pid
+}
+
+/// The pid a plugin's child wrote, once it is there; killed when dropped, should a test fail while
+/// it still runs.
+struct PluginChild(i32);
+
+impl PluginChild {
+    fn when_written(path: &Path) -> PluginChild {
+        wait_for("the plugin to start its child", || path.exists());
+        PluginChild(
+            std::fs::read_to_string(path)
+                .unwrap()
+                .trim()
+                .parse()
+                .unwrap(),
+        )
+    }
+
+    /// Whether it ends within a minute (polled: nothing here waits on a moment).
+    fn ends(&self) -> bool {
+        let deadline = std::time::Instant::now() + Duration::from_secs(60);
+        while crate::support::run::running(self.0) {
+            if std::time::Instant::now() >= deadline {
+                return false;
+            }
+            std::thread::sleep(Duration::from_millis(20));
+        }
+        true
+    }
+}
+
+impl Drop for PluginChild {
+    fn drop(&mut self) {
+        if crate::support::run::running(self.0) {
+            // SAFETY: kill(2) on the test's own leftover; no memory effects.
+            unsafe {
+                libc::kill(self.0, libc::SIGKILL);
+            }
+        }
+    }
+}
+
+/// A second Ctrl-C while a plugin step holds the teardown stops agent-env at once: the plugin ends
+/// with it (the kernel's parent-death signal), and so does the child the plugin started, which kept
+/// the plugin's process group and would otherwise run on under init.
+#[test]
+fn a_second_signal_kills_what_a_plugin_started() {
+    let s = Sandboxed::new();
+    let child_pid = write_leaving_bundle(&s, true);
+    let (child, rx) = start_reading_stderr(&s, &["run", "./leaver"]);
+    let plugin_child = PluginChild::when_written(&child_pid);
+    assert!(crate::support::run::running(plugin_child.0));
+    let mut seen = Vec::new();
+    // SAFETY: sends a signal to the child we started.
+    unsafe {
+        libc::kill(child.id() as i32, libc::SIGINT);
+    }
+    read_until(&rx, "Stopping: cancelling the running steps", &mut seen);
+    std::thread::sleep(agent_env::run::cancel::SAME_STOP_WITHIN + Duration::from_millis(100));
+    // SAFETY: as above.
+    unsafe {
+        libc::kill(child.id() as i32, libc::SIGINT);
+    }
+    let out = child.wait_with_output().unwrap();
+    seen.extend(rx.iter());
+    assert_eq!(out.status.code(), Some(130), "{seen:?}");
+    assert!(
+        seen.iter().any(|l| l.contains("Stopped at once")),
+        "{seen:?}"
+    );
+    assert!(
+        plugin_child.ends(),
+        "the plugin's child {} outlived agent-env stopped at once",
+        plugin_child.0
+    );
+}

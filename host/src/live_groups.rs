@@ -1,0 +1,190 @@
+//! The process groups of the plugins this process started that may still hold a process: one list
+//! for the whole process, kept as each plugin's exit is watched ([`crate::exit::ExitWatch`]: a group
+//! joins when the watch starts and leaves when the watch goes, or once the group is seen empty).
+//!
+//! Two uses. A command stopped at once (a second Ctrl-C while a run tears down) kills every group on
+//! the list before it exits ([`kill_plugin_groups`]): the kernel's parent-death signal ends each
+//! plugin, but not the children a plugin started, which would keep running under init. And a run's
+//! journal notes each group as it starts ([`watch_plugin_groups`]), so that the run after a SIGKILL,
+//! which leaves no code of agent-env running to do it, can stop what is left of them.
+//!
+//! The kill runs on a thread that watches the signals (signal-hook's iterator), not in a signal
+//! handler, so it may take locks and read `/proc`. Nothing here runs a watcher or drops a watch
+//! while holding the list's lock: a watch dropped there would take the lock again to leave it.
+
+use std::sync::{Arc, Mutex, MutexGuard, Weak};
+use std::time::Duration;
+
+use crate::descendants::{self, ProcessTable};
+use crate::exit::ExitWatch;
+
+/// Told the pid of each plugin process that leads a group of its own (the group's id).
+type Watcher = Arc<dyn Fn(u32) + Send + Sync>;
+
+struct Registry {
+    groups: Vec<Weak<ExitWatch>>,
+    watchers: Vec<(u64, Watcher)>,
+    next_watcher: u64,
+}
+
+static REGISTRY: Mutex<Registry> = Mutex::new(Registry {
+    groups: Vec::new(),
+    watchers: Vec::new(),
+    next_watcher: 0,
+});
+
+fn registry() -> MutexGuard<'static, Registry> {
+    REGISTRY.lock().unwrap_or_else(|p| p.into_inner())
+}
+
+/// Puts the group `watch` leads on the list, and tells the watchers.
+pub(crate) fn joined(watch: &Arc<ExitWatch>) {
+    let watchers: Vec<Watcher> = {
+        let mut registry = registry();
+        registry.groups.push(Arc::downgrade(watch));
+        registry.watchers.iter().map(|(_, w)| w.clone()).collect()
+    };
+    let pid = watch.pid() as u32;
+    for watcher in watchers {
+        watcher(pid);
+    }
+}
+
+/// Takes the group of the watch at `watch` off the list (its watch is going).
+pub(crate) fn left(watch: *const ExitWatch) {
+    registry()
+        .groups
+        .retain(|w| !std::ptr::eq(w.as_ptr(), watch) && w.strong_count() > 0);
+}
+
+/// The watches of the groups on the list, taken out of the lock.
+fn live() -> Vec<Arc<ExitWatch>> {
+    registry().groups.iter().filter_map(Weak::upgrade).collect()
+}
+
+/// SIGKILLs the whole process group of every plugin this process started whose group may still hold
+/// a process, and the descendants of each plugin still running that left its group (`setsid`), found
+/// in `/proc`; returns how many groups it signalled. For a command about to exit at once: nothing is
+/// waited for, and what the kill leaves as zombies is reaped by whoever inherits it.
+pub fn kill_plugin_groups() -> usize {
+    let watches = live();
+    if watches.is_empty() {
+        return 0;
+    }
+    // Read while the plugins still run: once one dies, its children no longer say whose they were.
+    let table = ProcessTable::read();
+    let escaped: Vec<_> = watches
+        .iter()
+        .filter(|w| w.ended().is_none())
+        .flat_map(|w| table.descendants_of(w.pid()))
+        .collect();
+    let killed = watches.iter().filter(|w| w.kill_group_now()).count();
+    descendants::kill_all(&escaped, Duration::ZERO);
+    killed
+}
+
+/// Watching the plugin groups started ([`watch_plugin_groups`]) until dropped.
+#[must_use = "the watcher is told of no group once this is dropped"]
+pub struct PluginGroupsWatched(u64);
+
+impl Drop for PluginGroupsWatched {
+    fn drop(&mut self) {
+        let gone = {
+            let mut registry = registry();
+            let at = registry.watchers.iter().position(|(id, _)| *id == self.0);
+            at.map(|at| registry.watchers.remove(at))
+        };
+        drop(gone);
+    }
+}
+
+impl std::fmt::Debug for PluginGroupsWatched {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_tuple("PluginGroupsWatched").field(&self.0).finish()
+    }
+}
+
+/// Tells `watcher` the pid of each plugin process this process starts from now on that leads a
+/// process group of its own (the group's id), and, at once, of each such plugin already running,
+/// until the returned guard is dropped. A plugin started meanwhile may be told twice. The watcher
+/// runs on the thread that started the plugin, once it runs; it must not start a plugin itself.
+pub fn watch_plugin_groups(watcher: impl Fn(u32) + Send + Sync + 'static) -> PluginGroupsWatched {
+    let watcher: Watcher = Arc::new(watcher);
+    let (id, running) = {
+        let mut registry = registry();
+        let id = registry.next_watcher;
+        registry.next_watcher += 1;
+        registry.watchers.push((id, watcher.clone()));
+        let running: Vec<Arc<ExitWatch>> =
+            registry.groups.iter().filter_map(Weak::upgrade).collect();
+        (id, running)
+    };
+    for watch in &running {
+        if watch.ended().is_none() {
+            watcher(watch.pid() as u32);
+        }
+    }
+    drop(running);
+    PluginGroupsWatched(id)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::io::{BufRead, BufReader};
+    use std::os::unix::process::CommandExt;
+    use std::process::{Command, Stdio};
+    use std::time::Instant;
+
+    fn gone(pid: i32) -> bool {
+        std::fs::read_to_string(format!("/proc/{pid}/stat")).map_or(true, |stat| {
+            stat.rsplit(')')
+                .next()
+                .is_some_and(|rest| rest.trim_start().starts_with('Z'))
+        })
+    }
+
+    /// A plugin-like child leading its own group, whose own child stays in the group: a watcher hears
+    /// of the group at once (it is already running), and the group's kill takes both. (The kill of
+    /// every group is left to the black-box tests: here it would reach other tests' children.)
+    #[test]
+    // The child is reaped by its exit watch, as a plugin is.
+    #[allow(clippy::zombie_processes)]
+    fn a_watcher_hears_of_a_running_group_and_its_kill_takes_the_whole_group() {
+        let mut child = Command::new("/bin/sh")
+            .args(["-c", "sleep 300 & echo $!; exec sleep 300"])
+            .stdout(Stdio::piped())
+            .process_group(0)
+            .spawn()
+            .unwrap();
+        let pid = child.id();
+        let mut line = String::new();
+        BufReader::new(child.stdout.take().unwrap())
+            .read_line(&mut line)
+            .unwrap();
+        let grandchild: i32 = line.trim().parse().unwrap();
+        let watch = ExitWatch::start(pid, true, "test", |_| {}).unwrap();
+        let heard = Arc::new(Mutex::new(Vec::new()));
+        let told = heard.clone();
+        let watched = watch_plugin_groups(move |pid| told.lock().unwrap().push(pid));
+        assert!(heard.lock().unwrap().contains(&pid));
+        assert!(live().iter().any(|w| w.pid() == pid as i32));
+        assert!(watch.kill_group_now());
+        assert!(watch.wait_timeout(Duration::from_secs(60)).is_some());
+        let deadline = Instant::now() + Duration::from_secs(60);
+        while !gone(grandchild) {
+            assert!(
+                Instant::now() < deadline,
+                "the plugin's child outlived the kill"
+            );
+            std::thread::sleep(Duration::from_millis(10));
+        }
+        drop(watched);
+        drop(watch);
+        // The reaper lets its hold on the watch go just after the exit it saw.
+        while live().iter().any(|w| w.pid() == pid as i32) {
+            assert!(Instant::now() < deadline, "a watch that went stays listed");
+            std::thread::sleep(Duration::from_millis(10));
+        }
+    }
+}
