@@ -38,6 +38,28 @@ impl ProcessIdentity {
         Some(ProcessIdentity { pid, started, boot })
     }
 
+    /// The process `pid`, when `/proc` shows it (a zombie included: it tells when it started).
+    pub fn of(pid: u32) -> Option<ProcessIdentity> {
+        let started = read_start(pid).ok()?.started;
+        let boot = read_boot_id()?;
+        Some(ProcessIdentity { pid, started, boot })
+    }
+
+    /// Its process id.
+    pub fn pid(&self) -> u32 {
+        self.pid
+    }
+
+    /// When it started, in clock ticks from the boot.
+    pub fn started(&self) -> u64 {
+        self.started
+    }
+
+    /// Whether it started in the boot the machine is in now (false when that cannot be told).
+    pub fn on_this_boot(&self) -> bool {
+        read_boot_id().is_some_and(|boot| boot == self.boot)
+    }
+
     /// The identity as a journal line holds it: `<pid>\t<start>\t<boot id>`.
     pub fn to_fields(&self) -> String {
         format!("{}\t{}\t{}", self.pid, self.started, self.boot)

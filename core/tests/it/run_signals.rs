@@ -965,3 +965,48 @@ fn a_second_signal_kills_what_a_plugin_started() {
         plugin_child.0
     );
 }
+
+/// A run killed outright leaves its plugin's child running (the kernel ends only the plugin); the
+/// next run stops it, and says so with the rest of what it cleaned up.
+#[test]
+fn the_next_run_stops_what_a_killed_runs_plugin_started() {
+    let s = Sandboxed::new();
+    let child_pid = write_leaving_bundle(&s, false);
+    let mut child = s
+        .command(&["run", "./leaver"])
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let plugin_child = PluginChild::when_written(&child_pid);
+    wait_for("the instance recorded running", || {
+        s.local_db().exists()
+            && s.docs("task_instances")
+                .iter()
+                .any(|d| d["status"] == "running")
+    });
+    child.kill().unwrap();
+    child.wait().unwrap();
+    assert!(
+        crate::support::run::running(plugin_child.0),
+        "a killed run can stop nothing"
+    );
+
+    let r = s.run(&["run", "hello", "-q"]);
+    assert_eq!(r.code, 0, "{}", r.both());
+    assert!(
+        r.stderr.contains(
+            "note: 1 earlier run ended without finishing (agent-env was killed or stopped at once by a second signal, its machine stopped, or the state folder was copied while it ran): 1 task instance it left running marked failed, 0 sandboxes it left removed, 1 process its plugins left running stopped"
+        ),
+        "{}",
+        r.both()
+    );
+    assert!(
+        plugin_child.ends(),
+        "the plugin's child {} outlived the next run",
+        plugin_child.0
+    );
+    // Cleaned up once: the next run has nothing to say.
+    let again = s.run(&["run", "hello", "-q"]);
+    assert!(!again.stderr.contains("earlier run"), "{}", again.both());
+}

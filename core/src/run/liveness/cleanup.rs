@@ -1,6 +1,6 @@
 //! The sweep: a run cleans up after the runs under its locks folder that died, writing the task
-//! ends they kept, marking failed the instances they left running, removing their local sandboxes
-//! and deleting their journals; and marks failed, too, the running instances of any machine whose
+//! ends they kept, marking failed the instances they left running, removing their local sandboxes,
+//! stopping what their plugins left running and deleting their journals; and marks failed, too, the running instances of any machine whose
 //! heartbeat stopped.
 
 use std::path::{Path, PathBuf};
@@ -10,6 +10,7 @@ use serde_json::{json, Map};
 use super::left_behind::{journals_here, DeadRun};
 use super::mark_failed::{mark_each, mark_stale};
 use super::marks::{ENDED_CUT_SHORT, ENDED_UNFINISHED, END_UNRECORDED, RECORDED_LATE_AT};
+use super::plugin_groups;
 use super::run_store::{InstancesIn, RunStore};
 use super::swept::{NotSwept, Swept, Undone};
 use crate::clock;
@@ -46,6 +47,13 @@ pub fn sweep(
     let marked = MarkedProcesses::default();
     let here = journals_here(locks_dir);
     for run in here.dead {
+        // On this machine, whichever store its instances went to. A run that ended stopped its
+        // plugins itself, and its process may still run them (the explorer's, another run's).
+        let stopped = match run.ended {
+            true => 0,
+            false => plugin_groups::stop_left(&run.plugin_groups),
+        };
+        swept.plugin_processes += stopped;
         if let Some(theirs) = another_configured_store(&run, &ours) {
             swept.elsewhere_sandboxes += remove_sandboxes(
                 &run.sandboxes,
@@ -129,6 +137,7 @@ pub fn sweep(
             Ok(n) => {
                 swept.killed_runs += 1;
                 swept.killed_instances += n;
+                swept.killed_plugin_processes += stopped;
             }
             Err(e) => {
                 swept.not_marked.push(NotSwept {

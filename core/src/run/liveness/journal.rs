@@ -1,15 +1,19 @@
 //! A live run's journal: started locked, naming the run's store, sandbox root and process; written a
-//! line for each sandbox the run deploys and each task end the document store did not take; removed
-//! as the run ends, or kept, marked as ended, for the next run to write those ends.
+//! line for each sandbox the run deploys, each plugin process group started while it lives and each
+//! task end the document store did not take; removed as the run ends, or kept, marked as ended, for
+//! the next run to write those ends.
 
 use std::fs::{File, OpenOptions};
 use std::io::Write;
 use std::os::unix::fs::OpenOptionsExt;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex};
+
+use agent_env_host::PluginGroupsWatched;
 
 use super::layout::{
-    journals, ENDED_LINE, FINAL_LINE, PROCESS_LINE, ROOT_LINE, RUN_MARK, SANDBOX_LINE,
+    journals, ENDED_LINE, FINAL_LINE, PLUGIN_LINE, PROCESS_LINE, ROOT_LINE, RUN_MARK, SANDBOX_LINE,
     STORE_IDENTITY_LINE, STORE_LINE, SUFFIX, UNRECORDED_LINE,
 };
 use super::run_store::RunStore;
@@ -35,10 +39,13 @@ fn run_part() -> String {
 pub struct RunJournal {
     /// Held while a line is written, so that a line cut short by a failed write is taken back before
     /// another is written after it.
-    file: std::sync::Mutex<File>,
+    file: Arc<Mutex<File>>,
     path: PathBuf,
     /// A task's end was not written to the document store: the journal outlives the run.
     unrecorded: AtomicBool,
+    /// Notes each plugin process group this process starts while the run lives (and those running
+    /// when it began: the run's plugins start before its journal does).
+    plugins: Option<PluginGroupsWatched>,
 }
 
 impl DeployLog for RunJournal {
@@ -118,10 +125,13 @@ impl RunJournal {
             let _ = std::fs::remove_file(&partial);
             return Err(failed(e));
         }
+        let file = Arc::new(Mutex::new(file));
+        let plugins = note_plugin_groups(file.clone());
         Ok(RunJournal {
-            file: std::sync::Mutex::new(file),
+            file,
             path,
             unrecorded: AtomicBool::new(false),
+            plugins: Some(plugins),
         })
     }
 
@@ -147,15 +157,37 @@ impl RunJournal {
 
     /// Appends `line` (one or more lines, whole).
     fn note(&self, line: &str, durable: Durable) -> Result<(), JournalWriteError> {
-        let file = self
-            .file
-            .lock()
-            .unwrap_or_else(std::sync::PoisonError::into_inner);
-        append(&file, line, durable).map_err(|source| JournalWriteError {
+        append_locked(&self.file, line, durable).map_err(|source| JournalWriteError {
             journal: self.path.clone(),
             source,
         })
     }
+}
+
+/// Notes in the journal `file` each plugin process group this process starts from now on, and each
+/// running now, by its plugin's process ([`ProcessIdentity`]: the pid is the group's id, and its
+/// start time tells it from a later process given the same pid): a run killed outright leaves them
+/// to the next run to stop. In the explorer every run's journal notes every plugin of the process,
+/// the other runs' and the explorer's own among them: a kill ends them all the same.
+fn note_plugin_groups(file: Arc<Mutex<File>>) -> PluginGroupsWatched {
+    agent_env_host::watch_plugin_groups(move |pid| {
+        if let Some(plugin) = ProcessIdentity::of(pid) {
+            // A group it cannot note is only left running if the run is killed.
+            let _ = append_locked(
+                &file,
+                &format!("{PLUGIN_LINE}{}", plugin.to_fields()),
+                Durable::No,
+            );
+        }
+    })
+}
+
+/// [`append`] to the journal `file`, held while the line is written.
+fn append_locked(file: &Mutex<File>, line: &str, durable: Durable) -> std::io::Result<()> {
+    let file = file
+        .lock()
+        .unwrap_or_else(std::sync::PoisonError::into_inner);
+    append(&file, line, durable)
 }
 
 /// Why a run has no journal.
@@ -210,6 +242,8 @@ fn append(mut file: &File, line: &str, durable: Durable) -> std::io::Result<()> 
 
 impl Drop for RunJournal {
     fn drop(&mut self) {
+        // No plugin is noted after the run's last line.
+        drop(self.plugins.take());
         if self.unrecorded.load(Ordering::SeqCst) {
             // Left for the next run, which finds it unlocked once the descriptor closes. (On a full
             // disk this line most likely still fits in the block the last one ended in; if not, the
@@ -256,9 +290,10 @@ mod tests {
         let path = began.path.clone();
         let full = OpenOptions::new().append(true).open("/dev/full").unwrap();
         let journal = RunJournal {
-            file: std::sync::Mutex::new(full),
+            file: Arc::new(Mutex::new(full)),
             path: path.clone(),
             unrecorded: AtomicBool::new(false),
+            plugins: None,
         };
         let last = json!({"instance_id": "i1", "status": "completed"});
         let error = journal

@@ -28,6 +28,13 @@ pub(super) const ROOT_LINE: &str = "root\t";
 /// [`ProcessIdentity`]: crate::run::process_identity::ProcessIdentity
 pub(super) const PROCESS_LINE: &str = "process\t";
 
+/// A journal's line for a process group a plugin leads, started while its run lived: the plugin's
+/// process ([`ProcessIdentity`], whose pid is the group's id). When the run is killed, the kernel
+/// ends the plugin, not the children it started, which keep its group.
+///
+/// [`ProcessIdentity`]: crate::run::process_identity::ProcessIdentity
+pub(super) const PLUGIN_LINE: &str = "plugin\t";
+
 /// What separates a journal's run group from the part that makes it one run's: several runs may share
 /// a group (the explorer's runs of a group), each with a journal of its own.
 pub(super) const RUN_MARK: char = '@';

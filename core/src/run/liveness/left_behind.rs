@@ -7,8 +7,8 @@ use std::io::Read;
 use std::path::{Path, PathBuf};
 
 use super::layout::{
-    journal_group, journals, ENDED_LINE, FINAL_LINE, PROCESS_LINE, ROOT_LINE, SANDBOX_LINE,
-    STORE_IDENTITY_LINE, STORE_LINE, UNRECORDED_LINE,
+    journal_group, journals, ENDED_LINE, FINAL_LINE, PLUGIN_LINE, PROCESS_LINE, ROOT_LINE,
+    SANDBOX_LINE, STORE_IDENTITY_LINE, STORE_LINE, UNRECORDED_LINE,
 };
 use super::run_store::InstancesIn;
 use crate::config::store_identity::StoreIdentity;
@@ -23,6 +23,9 @@ pub struct DeadRun {
     pub run_group_id: String,
     /// The sandbox folders it deployed, as it noted them.
     pub sandboxes: Vec<PathBuf>,
+    /// The plugin processes that led a process group of their own while it ran, as it noted them:
+    /// what their groups still hold is stopped by the sweep, while the group is still theirs.
+    pub plugin_groups: Vec<ProcessIdentity>,
     /// It ended, keeping its journal because some task's end was not written; else it was killed,
     /// or its journal was cut short.
     pub ended: bool,
@@ -110,6 +113,11 @@ pub fn journals_here(locks_dir: &Path) -> JournalsHere {
             .iter()
             .filter_map(|line| line.strip_prefix(SANDBOX_LINE).map(PathBuf::from))
             .collect();
+        let plugin_groups = lines
+            .iter()
+            .filter_map(|line| line.strip_prefix(PLUGIN_LINE))
+            .filter_map(ProcessIdentity::from_fields)
+            .collect();
         let final_documents = lines
             .iter()
             .filter_map(|line| line.strip_prefix(FINAL_LINE))
@@ -122,6 +130,7 @@ pub fn journals_here(locks_dir: &Path) -> JournalsHere {
         here.dead.push(DeadRun {
             run_group_id: run_group_id.to_string(),
             sandboxes,
+            plugin_groups,
             ended,
             cut_short,
             final_documents,

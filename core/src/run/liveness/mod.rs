@@ -3,7 +3,8 @@
 //! that ends removes its journal; one whose process was killed (SIGKILL, the OOM killer, a machine
 //! that stopped) leaves it behind, unlocked, since the kernel drops a dead process's locks. The next
 //! run finds it: it marks the task instances that run left `running` as failed, removes the local
-//! sandboxes it left, and deletes the journal ([`sweep()`]); `task list` says such runs are there.
+//! sandboxes it left, stops what its plugins left running, and deletes the journal ([`sweep()`]);
+//! `task list` says such runs are there.
 //!
 //! A run that ends but could not write a task's end to the document store (the store went down or
 //! refused the write, and did not take it while the task's end waited) leaves its journal behind too,
@@ -40,7 +41,7 @@
 //! `mark_failed` (their instances left running, and those whose heartbeat stopped) and `swept` (what
 //! a sweep did, as the run tells it). Beneath them: `layout`, how a journal lies on the disk;
 //! `run_store`, the document store a journal names; `marks`, what a later run writes into an
-//! instance a dead run left.
+//! instance a dead run left; `plugin_groups`, what a dead run's plugins left running.
 //!
 //! [`StoreIdentity`]: crate::config::store_identity::StoreIdentity
 //! [`ProcessIdentity`]: crate::run::process_identity::ProcessIdentity
@@ -51,6 +52,7 @@ mod layout;
 mod left_behind;
 mod mark_failed;
 mod marks;
+mod plugin_groups;
 mod run_store;
 mod swept;
 #[cfg(test)]

@@ -31,6 +31,10 @@ pub struct Swept {
     /// Runs that were killed, and the instances they left `running` now marked failed.
     pub killed_runs: usize,
     pub killed_instances: u64,
+    /// Of [`Swept::plugin_processes`], those the killed runs' plugins left.
+    pub killed_plugin_processes: usize,
+    /// Processes still in the process groups of dead runs' plugins, stopped.
+    pub plugin_processes: usize,
     /// Runs whose journals were cut short (a write to them failed), and the instances they left
     /// `running` now marked failed.
     pub cut_short_runs: usize,
@@ -68,14 +72,29 @@ impl Swept {
         use crate::words::plural;
         let mut out = Vec::new();
         if self.killed_runs > 0 {
+            let plugins_left = match self.killed_plugin_processes {
+                0 => String::new(),
+                n => format!(
+                    ", {n} {} its plugins left running stopped",
+                    plural(n, "process", "processes")
+                ),
+            };
             out.push(format!(
-                "note: {} earlier {} ended without finishing ({WHY_UNFINISHED}): {} task {} it left running marked failed, {} {} it left removed",
+                "note: {} earlier {} ended without finishing ({WHY_UNFINISHED}): {} task {} it left running marked failed, {} {} it left removed{plugins_left}",
                 self.killed_runs,
                 plural(self.killed_runs, "run", "runs"),
                 self.killed_instances,
                 plural(self.killed_instances as usize, "instance", "instances"),
                 self.sandboxes,
                 plural(self.sandboxes, "sandbox", "sandboxes"),
+            ));
+        }
+        let other_plugins_left =
+            self.plugin_processes - self.killed_plugin_processes.min(self.plugin_processes);
+        if other_plugins_left > 0 {
+            out.push(format!(
+                "note: stopped {other_plugins_left} {} that the plugins of earlier runs left running ({WHY_UNFINISHED})",
+                plural(other_plugins_left, "process", "processes"),
             ));
         }
         if self.cut_short_runs > 0 {
@@ -170,6 +189,26 @@ impl Swept {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// What the plugins of a killed run left running is said in its run's note; what those of
+    /// another run left, in a note of its own.
+    #[test]
+    fn the_processes_plugins_left_are_said_with_their_run() {
+        let swept = Swept {
+            killed_runs: 1,
+            killed_instances: 1,
+            killed_plugin_processes: 2,
+            plugin_processes: 3,
+            ..Swept::default()
+        };
+        assert_eq!(
+            swept.sentences(),
+            [
+                format!("note: 1 earlier run ended without finishing ({WHY_UNFINISHED}): 1 task instance it left running marked failed, 0 sandboxes it left removed, 2 processes its plugins left running stopped"),
+                format!("note: stopped 1 process that the plugins of earlier runs left running ({WHY_UNFINISHED})"),
+            ]
+        );
+    }
 
     /// Ends a journal keeps are to be written as they are, so a store that did not take them is said
     /// to have left them unwritten; instances a run left running are said not to be marked failed.
