@@ -11,9 +11,7 @@ use super::registrations::{
 };
 use super::shared_stores::SharedStores;
 use super::store_builder::{StoreBuilder, StoresBuilder};
-use super::store_selection::{
-    class_of, selection, StoreSelection, ALIASED_SECTIONS, STORE_SECTIONS,
-};
+use super::store_selection::{runner_problem, selection, StoreSelection, RUNNER, STORE_SECTIONS};
 use super::tables::table_at;
 use super::warnings::warnings;
 use crate::impl_spelling;
@@ -182,13 +180,6 @@ fn unknown_class(selection: &StoreSelection) -> Option<ConfigError> {
         .map(|e| ConfigError::Store(e.to_string()))
 }
 
-/// The runner the config names is not the built-in one, the only runner there is.
-fn unused_runner(impl_name: &str) -> String {
-    format!(
-        "[runner] (or AGENT_ENV_RUNNER) names '{impl_name}', which nothing uses: agent-env runs tasks with its built-in runner (for run, task run and the explorer alike) and no plugin can provide one; remove the setting, or set it to 'local'"
-    )
-}
-
 /// `[sandbox] default` as `agent-env run` reads it: a chain of provider names, one of which this
 /// agent-env must have (a plugin's provider, which loads, is said to be unused here).
 fn sandbox_default_problem(
@@ -276,14 +267,11 @@ fn run_checks(doc: &ConfigDocument, builder: &dyn StoreBuilder, found: &mut Find
             Ok(()) => {}
         }
     }
-    if let Some(runner) = ALIASED_SECTIONS.iter().find(|s| s.name == "runner") {
-        match selection(doc, runner.name) {
-            Err(e) => errors.push(e),
-            Ok(chosen) if chosen.class_name() != class_of(runner.local_impl) => {
-                unused.push(unused_runner(&chosen.impl_name))
-            }
-            Ok(_) => {}
-        }
+    // A runner other than the built-in one, by the variable or in the file, stops runs: they would
+    // not run where it asks.
+    match selection(doc, RUNNER.name) {
+        Err(e) => errors.push(e),
+        Ok(chosen) => errors.extend(runner_problem(&chosen)),
     }
 
     // The installed packages, for `config check`: a run's preflight leaves the plugins' tables,

@@ -101,8 +101,18 @@ pub enum ConfigError {
     #[error("The 'mongo' document backend is not supported by this agent-env: for a shared document store, configure a [stores.document] table with impl = \"PostgresDocumentStore\" and config = {{ dsn = \"postgresql://…\" }} (and unset AGENT_ENV_DOCUMENT_STORE, which overrides it).")]
     MongoHasNoCoordinates,
 
-    #[error("Unknown AGENT_ENV_RUNNER='{value}' (expected 'local', or a [runner] table)")]
-    UnknownRunnerAlias { value: String },
+    /// A runner other than the built-in one, chosen by `AGENT_ENV_RUNNER` or in the config file
+    /// (`[runner] impl = …`, `runner = "…"`): one rule for every spelling, since this agent-env has one
+    /// runner and a run asked to go elsewhere must not run here instead. `written` is the setting as
+    /// the user wrote it; `in_file` the part of the config file to remove, `None` for the variable.
+    #[error(
+        "{written} chooses a runner this agent-env does not have: it runs every task with its built-in runner (run, task run and the explorer alike), and no plugin can provide another, so no run starts while it is set; {}",
+        runner_remedy(in_file.as_deref())
+    )]
+    RunnerNotHere {
+        written: String,
+        in_file: Option<String>,
+    },
 
     /// A string in the file where a store (or the runner) is selected that is not an alias.
     #[error("{place} = '{value}': {expected}")]
@@ -215,6 +225,17 @@ fn remedy(scheme: &str, name: &str) -> String {
             "put {name} in the configured secret store (the built-in one reads the environment variable {name} first, then its values and its file)"
         ),
         _ => format!("set the environment variable {name}, or give a default: {scheme}:{name}?DEFAULT"),
+    }
+}
+
+/// What to do about a runner this agent-env does not have: unset the variable, or remove the
+/// setting from the file (or override it here, keeping it for the Python agent-env).
+fn runner_remedy(in_file: Option<&str>) -> String {
+    match in_file {
+        None => "unset AGENT_ENV_RUNNER, or set it to 'local'".to_string(),
+        Some(setting) => format!(
+            "remove {setting} from the config file (the built-in runner needs no setting), or, to keep it for the Python agent-env, set AGENT_ENV_RUNNER=local, which overrides it here"
+        ),
     }
 }
 

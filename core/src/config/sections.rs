@@ -5,7 +5,7 @@ use super::document::ConfigDocument;
 use super::mask::{mask_store_config, mask_store_value, mask_table};
 use super::registrations::{check_agents, impls, provider_entries, ProviderKind};
 use super::store_selection::{
-    class_of, selection_with, Layer, LayerKind, StoreSelection, ALIASED_SECTIONS,
+    class_of, runner_problem, selection_with, Layer, LayerKind, StoreSelection, ALIASED_SECTIONS,
 };
 use super::tables::table_at;
 use serde::Serialize;
@@ -143,7 +143,8 @@ fn aliased_view(
         Ok(selection) => {
             let mut view = selection_view(name, &selection, crate::paths::Paths::new(&doc.env));
             view.from_env = from_env(name, &selection, env);
-            view.problem = impl_problem(name, &selection);
+            view.problem = impl_problem(name, &selection)
+                .or_else(|| runner_problem(&selection).map(|e| e.to_string()));
             view
         }
         Err(e) => failed(name, e.to_string()),
@@ -151,7 +152,8 @@ fn aliased_view(
 }
 
 /// Why a store section's `impl` names no store, as `config check` says it (`impl = "local"` in a
-/// `[stores.<kind>]` table: the alias is the section's own value, `[stores] object = "local"`).
+/// `[stores.<kind>]` table: the alias is the section's own value, `[stores] object = "local"`). The
+/// runner's is [`runner_problem`]'s.
 fn impl_problem(name: &str, selection: &StoreSelection) -> Option<String> {
     let kind = crate::stores::StoreKind::parse(name)?;
     crate::stores::from_spec::classify(kind, &selection.impl_name)

@@ -93,6 +93,36 @@ pub fn class_of(impl_name: &str) -> &str {
         .unwrap_or(impl_name)
 }
 
+/// Why the runner a selection chooses cannot be used: any but the built-in one, which is the only
+/// runner there is, whether `AGENT_ENV_RUNNER` or the config file chose it. `None` for the built-in
+/// runner and for a selection of another section.
+pub fn runner_problem(selection: &StoreSelection) -> Option<ConfigError> {
+    if selection.kind != RUNNER.name || selection.class_name() == RUNNER.local_class() {
+        return None;
+    }
+    let shown = |text: &str| super::mask::mask_str(text, false);
+    let (written, in_file) = match (&selection.origin.kind, &selection.origin.value) {
+        (LayerKind::Default, _) => return None,
+        (LayerKind::Env, _) => (
+            format!("{}='{}'", RUNNER.env_var, shown(&selection.impl_name)),
+            None,
+        ),
+        (LayerKind::File, Some(Value::String(value))) => {
+            let setting = format!("runner = '{}'", shown(value));
+            (setting.clone(), Some(setting))
+        }
+        (LayerKind::File, _) => (
+            format!(
+                "{} impl = '{}'",
+                RUNNER.table_name(),
+                shown(&selection.impl_name)
+            ),
+            Some(RUNNER.table_name()),
+        ),
+    };
+    Some(ConfigError::RunnerNotHere { written, in_file })
+}
+
 /// Which layer a selection came from.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum LayerKind {
@@ -184,6 +214,16 @@ fn expand_alias(
             warnings: Vec::new(),
         });
     }
+    // Any other runner is taken as named, so that every spelling of one is held to the one rule
+    // (`runner_problem`) and `config show` can show what was asked for (masked, as a value that is
+    // no alias is everywhere).
+    if section.name == RUNNER.name {
+        return Ok(Resolved {
+            impl_name: super::mask::mask_str(value, false),
+            config: Table::new(),
+            warnings: Vec::new(),
+        });
+    }
     let shown = super::mask::mask_str(value, false);
     if from == AliasFrom::File {
         let place = match section.toml_path.split_last() {
@@ -205,7 +245,6 @@ fn expand_alias(
     Err(match section.name {
         "document" if value == "mongo" => ConfigError::MongoHasNoCoordinates,
         "document" => ConfigError::UnknownDocumentAlias { value: shown },
-        "runner" => ConfigError::UnknownRunnerAlias { value: shown },
         kind => ConfigError::UnknownStoreAlias {
             var: section.env_var.to_string(),
             value: shown,
@@ -437,10 +476,6 @@ mod tests {
         assert!(e("document", "postgres")
             .ends_with("(and unset AGENT_ENV_DOCUMENT_STORE, which overrides it)"));
         assert_eq!(e("document", "mongo"), "The 'mongo' document backend is not supported by this agent-env: for a shared document store, configure a [stores.document] table with impl = \"PostgresDocumentStore\" and config = { dsn = \"postgresql://…\" } (and unset AGENT_ENV_DOCUMENT_STORE, which overrides it).");
-        assert_eq!(
-            e("runner", "x"),
-            "Unknown AGENT_ENV_RUNNER='x' (expected 'local', or a [runner] table)"
-        );
         // A connection string's password stays out of the message.
         let shown = e("document", "postgres://alice:Pw55secret@127.0.0.1:5432/db");
         assert!(!shown.contains("Pw55secret"), "{shown}");
@@ -465,8 +500,41 @@ mod tests {
         assert!(f("[stores]\ndocument = 'mongo'", "document").starts_with(
             "[stores] document = 'mongo': the 'mongo' document backend is not supported by this agent-env: for a shared document store, configure a [stores.document] table with impl = \"PostgresDocumentStore\""
         ));
-        assert!(f("runner = 'x'", "runner")
-            .starts_with("runner = 'x': expected 'local', or a [runner] table"));
+    }
+
+    #[test]
+    fn every_spelling_of_another_runner_is_one_problem() {
+        let problem = |text: &str, env: Option<&str>| {
+            let chosen = selection_with(&doc(text), "runner", env, Path::new(ROOT)).unwrap();
+            runner_problem(&chosen).map(|e| e.to_string())
+        };
+        let told = |p: Option<String>| p.unwrap().split_once(" chooses").unwrap().0.to_string();
+        assert_eq!(told(problem("", Some("x"))), "AGENT_ENV_RUNNER='x'");
+        assert_eq!(told(problem("runner = 'x'", None)), "runner = 'x'");
+        assert_eq!(
+            told(problem("[runner]\nimpl = 'm:Fast'\n", None)),
+            "[runner] impl = 'm:Fast'"
+        );
+        assert!(problem("", Some("x"))
+            .unwrap()
+            .ends_with("; unset AGENT_ENV_RUNNER, or set it to 'local'"));
+        assert!(problem("runner = 'x'", None)
+            .unwrap()
+            .contains("; remove runner = 'x' from the config file"));
+        // The built-in runner, however it is named, and another shadowed by `local`, are no problem.
+        for (text, env) in [
+            ("", None),
+            ("", Some("local")),
+            ("runner = 'local'", None),
+            ("[runner]\nimpl = 'LocalRunner'\n", None),
+            ("[runner]\nimpl = 'agent_env.runner:LocalRunner'\n", None),
+            ("[runner]\nimpl = 'm:Fast'\n", Some("local")),
+        ] {
+            assert_eq!(problem(text, env), None, "{text} {env:?}");
+        }
+        // A store section is not the runner's rule's.
+        let store = selection_with(&doc(""), "object", None, Path::new(ROOT)).unwrap();
+        assert!(runner_problem(&store).is_none());
     }
 
     #[test]

@@ -1037,28 +1037,77 @@ fn a_provider_only_the_python_agent_env_runs_is_a_warning() {
     );
 }
 
-/// A `[runner]` other than the built-in one is a warning: nothing would use it.
+/// A runner other than the built-in one is one problem whichever way it is chosen (the variable,
+/// a `[runner]` table, `runner = "…"`), said in one sentence whose advice never points at a setting
+/// that does nothing; runs refuse it alike, and `AGENT_ENV_RUNNER=local` overrides the file's.
 #[test]
-fn a_runner_nothing_uses_is_a_warning() {
-    let p = Project::new("[runner]\nimpl = \"acme:FastRunner\"\n");
-    let (code, json) = p.check(&[]);
-    assert_eq!(code, 0, "{json}");
-    let warnings = json["warnings"].as_array().unwrap();
-    assert!(
-        warnings.iter().any(|w| w.as_str().unwrap().starts_with(
-            "[runner] (or AGENT_ENV_RUNNER) names 'acme:FastRunner', which nothing uses"
-        )),
-        "{json}"
-    );
-    for local in [
-        "[runner]\nimpl = \"LocalRunner\"\n",
-        "runner = \"local\"\n",
-        "",
-    ] {
-        let (_, json) = Project::new(local).check(&[]);
+fn every_spelling_of_a_runner_agent_env_lacks_is_the_same_problem() {
+    let why = "chooses a runner this agent-env does not have: it runs every task with its built-in runner (run, task run and the explorer alike), and no plugin can provide another, so no run starts while it is set; ";
+    let from_file = |setting: &str| {
+        format!("remove {setting} from the config file (the built-in runner needs no setting), or, to keep it for the Python agent-env, set AGENT_ENV_RUNNER=local, which overrides it here")
+    };
+    let spellings = [
+        (
+            "",
+            Some("foo"),
+            format!("AGENT_ENV_RUNNER='foo' {why}unset AGENT_ENV_RUNNER, or set it to 'local'"),
+        ),
+        (
+            "[runner]\nimpl = \"ModalRunner\"\n",
+            None,
+            format!(
+                "[runner] impl = 'ModalRunner' {why}{}",
+                from_file("[runner]")
+            ),
+        ),
+        (
+            "runner = \"modal\"\n",
+            None,
+            format!("runner = 'modal' {why}{}", from_file("runner = 'modal'")),
+        ),
+    ];
+    for (config, runner, said) in spellings {
+        let p = Project::new(config);
+        let vars: Vec<(&str, &str)> = runner
+            .map(|r| ("AGENT_ENV_RUNNER", r))
+            .into_iter()
+            .collect();
+        let (code, json) = p.check(&vars);
+        assert_eq!(code, 1, "{config}: {json}");
+        assert_eq!(
+            messages(&json),
+            std::slice::from_ref(&said),
+            "{config}: {json}"
+        );
+        assert_eq!(json["problems"][0]["code"], "config-invalid", "{json}");
         assert!(
-            !json["warnings"].to_string().contains("[runner]"),
-            "{local}: {json}"
+            !json["warnings"].to_string().contains("runner"),
+            "said twice: {json}"
+        );
+        let (code, out, err) = p.run_stderr(&vars, &["run", "hello", "--dry-run"]);
+        assert_eq!(code, 1, "{config}: {out}{err}");
+        assert_eq!(out, "", "nothing may run");
+        assert!(err.contains(&format!("  {said}\n")), "{config}: {err}");
+    }
+    // The built-in runner, however it is named, is no problem; nor is a file's other runner that
+    // AGENT_ENV_RUNNER=local overrides.
+    for (config, runner) in [
+        ("[runner]\nimpl = \"LocalRunner\"\n", None),
+        ("[runner]\nimpl = \"agent_env.runner:LocalRunner\"\n", None),
+        ("runner = \"local\"\n", None),
+        ("", None),
+        ("", Some("local")),
+        ("[runner]\nimpl = \"acme:FastRunner\"\n", Some("local")),
+    ] {
+        let vars: Vec<(&str, &str)> = runner
+            .map(|r| ("AGENT_ENV_RUNNER", r))
+            .into_iter()
+            .collect();
+        let (code, json) = Project::new(config).check(&vars);
+        assert_eq!(code, 0, "{config} {runner:?}: {json}");
+        assert!(
+            !json.to_string().contains("runner"),
+            "{config} {runner:?}: {json}"
         );
     }
 }

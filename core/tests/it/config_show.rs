@@ -435,6 +435,46 @@ fn an_impl_alias_in_a_store_table_is_flagged_with_what_config_check_says() {
     assert_eq!(section("document")["problem"], serde_json::Value::Null);
 }
 
+/// A runner other than the built-in one, which `config check` refuses, is flagged on the runner's
+/// line and in its `problem` as a store section's impl is, whether the file or the variable chose it.
+#[test]
+fn a_runner_config_check_refuses_is_flagged_with_what_it_says() {
+    let p = Project::new("[runner]\nimpl = \"ModalRunner\"\n");
+    let said = |written: &str, remedy: &str| {
+        format!("{written} chooses a runner this agent-env does not have: it runs every task with its built-in runner (run, task run and the explorer alike), and no plugin can provide another, so no run starts while it is set; {remedy}")
+    };
+    let in_file = said("[runner] impl = 'ModalRunner'", "remove [runner] from the config file (the built-in runner needs no setting), or, to keep it for the Python agent-env, set AGENT_ENV_RUNNER=local, which overrides it here");
+    let by_variable = said(
+        "AGENT_ENV_RUNNER='foo'",
+        "unset AGENT_ENV_RUNNER, or set it to 'local'",
+    );
+    for (vars, headline, said) in [
+        (vec![], "ModalRunner", &in_file),
+        (vec![("AGENT_ENV_RUNNER", "foo")], "foo", &by_variable),
+    ] {
+        let (code, out, err) = p.run_with(&vars, &["config", "show"]);
+        assert_eq!(code, 0, "{err}");
+        assert_eq!(
+            section_line(&out, "runner"),
+            format!("runner:         {headline}  (problem) {said}")
+        );
+        let doc = p.json(&vars, &["config", "show", "--json"]);
+        let runner = doc["sections"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|s| s["name"] == "runner")
+            .unwrap();
+        assert_eq!(runner["problem"], said.as_str(), "{doc:#}");
+        assert_eq!(runner["error"], serde_json::Value::Null, "{doc:#}");
+    }
+    // The built-in runner is no problem.
+    let doc = Project::new("runner = \"local\"\n").json(&[], &["config", "show", "--json"]);
+    let sections = doc["sections"].as_array().unwrap();
+    let runner = sections.iter().find(|s| s["name"] == "runner").unwrap();
+    assert_eq!(runner["problem"], serde_json::Value::Null, "{doc:#}");
+}
+
 #[test]
 fn scenario_13_a_missing_agent_env_config_prints_only_the_config_block() {
     let p = Project::new("");
