@@ -12,6 +12,7 @@ use crate::stores::{
     build_store, AnyStore, PluginStoreFactory, SecretStore, StoreKind, StoreSet, StoreSpec,
 };
 use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
 use std::sync::{Arc, OnceLock};
 use toml::Table;
 
@@ -89,9 +90,7 @@ pub fn store_spec(
     };
     let table = format!("stores.{}.config", selection.kind);
     let mut config = resolve_table_at(&selection.config, &table, env, lookup)?;
-    if let Some(base) = &selection.relative_to {
-        anchor_relative_path(&mut config, selection, kind, base);
-    }
+    anchor_relative_path(&mut config, selection);
     if kind == StoreKind::Secret {
         remember_literal_secrets(&config);
     }
@@ -101,25 +100,33 @@ pub fn store_spec(
 /// A built-in store's relative path written in a config file is taken from the project's folder
 /// (`paths_base`), not from wherever agent-env runs: otherwise each subfolder would get a store of
 /// its own. `~` is expanded by the store; a plugin's store gets its config as written.
-fn anchor_relative_path(
-    config: &mut Table,
-    selection: &StoreSelection,
-    kind: StoreKind,
-    base: &std::path::Path,
-) {
-    let Some(key) = crate::stores::local_builtin(kind, &selection.impl_name)
-        .and_then(crate::stores::local::path_key)
-    else {
+fn anchor_relative_path(config: &mut Table, selection: &StoreSelection) {
+    let Some((key, base)) = relative_path_setting(selection) else {
         return;
     };
     if let Some(toml::Value::String(path)) = config.get_mut(key) {
-        let relative = !path.is_empty()
-            && !path.starts_with('~')
-            && std::path::Path::new(path.as_str()).is_relative();
-        if relative {
-            *path = base.join(path.as_str()).display().to_string();
+        if let Some(anchored) = anchored_path(path, base) {
+            *path = anchored.display().to_string();
         }
     }
+}
+
+/// The setting of the selected built-in store that holds its path (`root`, `path`, `file_path`),
+/// with the folder a relative one is taken from, when there is one: the config file chose the
+/// store (the `local` alias and the default give absolute paths).
+pub(super) fn relative_path_setting(selection: &StoreSelection) -> Option<(&'static str, &Path)> {
+    let base = selection.relative_to.as_deref()?;
+    let kind = StoreKind::parse(selection.kind)?;
+    let key = crate::stores::local_builtin(kind, &selection.impl_name)
+        .and_then(crate::stores::local::path_key)?;
+    Some((key, base))
+}
+
+/// `path` taken from `base` when it is relative, as the store gets it; `None` when it is absolute,
+/// empty or starts with `~` (which the store expands).
+pub(super) fn anchored_path(path: &str, base: &Path) -> Option<PathBuf> {
+    let relative = !path.is_empty() && !path.starts_with('~') && Path::new(path).is_relative();
+    relative.then(|| base.join(path))
 }
 
 /// The secret store's `values` are secrets whatever their names (as `config show` masks them): each is

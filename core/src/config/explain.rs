@@ -6,12 +6,13 @@ use super::document::ConfigDocument;
 use super::mask::mask_value;
 use super::plugins::{plugin_tables, InstalledPackage, Owner, PluginTable};
 use super::sections::{sections, FromEnvView, SectionView, ShadowedView, WinnerView};
-use super::show::{render_value_lines, ValueLines};
+use super::show::{inline_pairs_resolved, render_value_lines, ValueLines};
 use super::store_keys::{builtin_class, default_of, not_taken};
 use super::store_selection::ALIASED_SECTIONS;
 use super::tables::toml_key;
 use agent_env_protocol::names::canonical_name;
 use serde::Serialize;
+use std::collections::BTreeMap;
 use std::path::Path;
 use toml::{Table, Value};
 
@@ -59,6 +60,10 @@ pub struct Explanation {
     /// `S3ObjectStore`'s AWS variables), as `config show` lists it: the section's all, or the one
     /// setting the path names.
     pub from_env: Vec<FromEnvView>,
+    /// A built-in store's relative path in the config file, by its key, as the store takes it (from
+    /// the project's folder), as `config show` lists it: the section's all, or the one setting the
+    /// path names.
+    pub resolved_paths: BTreeMap<String, String>,
     /// A store section's line as `config show` prints it (`LocalSqliteDocumentStore  path=…`).
     #[serde(skip)]
     pub store_line: Option<String>,
@@ -93,6 +98,7 @@ impl Explanation {
             plugin: None,
             children: Vec::new(),
             from_env: Vec::new(),
+            resolved_paths: BTreeMap::new(),
             store_line: None,
             default: None,
             not_taken: None,
@@ -247,6 +253,7 @@ fn explain_segments(
             answer.value = effective(&section);
             answer.store_line = store_line(&section);
             answer.from_env = section.from_env.clone();
+            answer.resolved_paths = section.resolved_paths.clone();
             return answer;
         }
         if let Some(table) = effective(&section) {
@@ -264,6 +271,16 @@ fn explain_segments(
             [key] => Some(key),
             [config, key] if config == "config" => Some(key),
             _ => None,
+        };
+        // A relative path the path names, or those of the `config` table it names.
+        answer.resolved_paths = match rest {
+            [config] if config == "config" => section.resolved_paths.clone(),
+            _ => section
+                .resolved_paths
+                .iter()
+                .filter(|(k, _)| key.is_some_and(|key| key == *k))
+                .map(|(k, v)| (k.clone(), v.clone()))
+                .collect(),
         };
         if answer.value.is_none() {
             answer.from_env = section
@@ -391,10 +408,8 @@ fn store_line(section: &SectionView) -> Option<String> {
     section.impl_name.as_ref()?;
     let mut parts = vec![section.value.as_ref()?.as_str()?.to_string()];
     if let Some(config) = &section.config {
-        if let ValueLines::Block(pairs, _) = render_value_lines(&Value::Table(config.clone())) {
-            if !config.is_empty() {
-                parts.push(pairs);
-            }
+        if !config.is_empty() {
+            parts.push(inline_pairs_resolved(config, &section.resolved_paths).join("  "));
         }
     }
     Some(parts.join("  "))
@@ -524,9 +539,20 @@ pub fn render_text(answer: &Explanation) -> String {
             let lines = render_value_lines(value);
             match lines {
                 ValueLines::Inline(text) => {
-                    out.push_str(&format!("{path} = {text}{file_only}{note}\n"));
+                    // A relative path the path names, with where it resolves to.
+                    let resolved = match (value, answer.resolved_paths.values().next()) {
+                        (Value::String(_), Some(path)) => format!(" (= {path})"),
+                        _ => String::new(),
+                    };
+                    out.push_str(&format!("{path} = {text}{resolved}{file_only}{note}\n"));
                 }
                 ValueLines::Block(first, rest) => {
+                    let first = match value {
+                        Value::Table(t) if !answer.resolved_paths.is_empty() => {
+                            inline_pairs_resolved(t, &answer.resolved_paths).join("  ")
+                        }
+                        _ => first,
+                    };
                     if first.is_empty() {
                         out.push_str(&format!("{path}:{file_only}{note}\n"));
                     } else {

@@ -1,14 +1,17 @@
 //! Every section of the config as `config show` and `config explain` see it: which layer won, which were
 //! shadowed, and the value with masking applied. Read-only: nothing is built, nothing is resolved.
 
+use super::configured_store::{anchored_path, relative_path_setting};
 use super::document::ConfigDocument;
 use super::mask::{mask_store_config, mask_store_value, mask_table};
+use super::references::parse_reference;
 use super::registrations::{check_agents, impls, provider_entries, ProviderKind};
 use super::store_selection::{
     class_of, runner_problem, selection_with, Layer, LayerKind, StoreSelection, ALIASED_SECTIONS,
 };
 use super::tables::table_at;
 use serde::Serialize;
+use std::collections::BTreeMap;
 use std::path::Path;
 use toml::{Table, Value};
 
@@ -85,6 +88,9 @@ pub struct SectionView {
     pub problem: Option<String>,
     /// The settings the store takes from the environment, beside its table (empty for most).
     pub from_env: Vec<FromEnvView>,
+    /// A built-in store's relative path in the config file (`root = "objs"`), by its key, as the
+    /// store takes it: from the project's folder (`~/proj/objs`). Empty for most.
+    pub resolved_paths: BTreeMap<String, String>,
 }
 
 impl SectionView {
@@ -126,6 +132,7 @@ fn failed(name: &'static str, error: String) -> SectionView {
         error: Some(error),
         problem: None,
         from_env: Vec::new(),
+        resolved_paths: BTreeMap::new(),
     }
 }
 
@@ -211,6 +218,17 @@ fn selection_view(
             }
         }
     }
+    let resolved_paths = relative_path_setting(selection)
+        .and_then(|(key, base)| {
+            let written = selection.config.get(key)?.as_str()?;
+            if parse_reference(written).is_some() {
+                return None;
+            }
+            let anchored = anchored_path(written, base)?;
+            Some((key.to_string(), paths.tilde(&anchored)))
+        })
+        .into_iter()
+        .collect();
     SectionView {
         name,
         winner: Some(WinnerView {
@@ -235,6 +253,7 @@ fn selection_view(
         error: None,
         problem: None,
         from_env: Vec::new(),
+        resolved_paths,
     }
 }
 
@@ -275,6 +294,7 @@ fn plain_view(doc: &ConfigDocument, name: &'static str) -> SectionView {
             error: None,
             problem: None,
             from_env: Vec::new(),
+            resolved_paths: BTreeMap::new(),
         },
         Some(table) => {
             let masked = Value::Table(mask_table(table, &[]));
@@ -292,6 +312,7 @@ fn plain_view(doc: &ConfigDocument, name: &'static str) -> SectionView {
                 error: None,
                 problem: None,
                 from_env: Vec::new(),
+                resolved_paths: BTreeMap::new(),
             }
         }
     }

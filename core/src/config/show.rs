@@ -10,6 +10,7 @@ use super::warnings::warnings;
 use crate::environment::Environment;
 use crate::paths::Paths;
 use serde::Serialize;
+use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use toml::{Table, Value};
 
@@ -227,6 +228,19 @@ fn inline_pairs(table: &Table) -> Vec<String> {
         .collect()
 }
 
+/// As [`inline_pairs`], each relative path followed by where it resolves to (`root=objs
+/// (= ~/proj/objs)`), as a section's `resolved_paths` holds it.
+pub fn inline_pairs_resolved(table: &Table, resolved: &BTreeMap<String, String>) -> Vec<String> {
+    table
+        .iter()
+        .filter(|(_, v)| !is_nested(v))
+        .map(|(k, v)| match resolved.get(k) {
+            Some(path) => format!("{k}={} (= {path})", scalar(v)),
+            None => format!("{k}={}", scalar(v)),
+        })
+        .collect()
+}
+
 /// The nested tables and lists of a table, each `key:` then its contents two spaces deeper.
 fn nested_lines(block: &mut Block, indent: usize, table: &Table) {
     for (key, value) in table.iter().filter(|(_, v)| is_nested(v)) {
@@ -290,7 +304,7 @@ fn render_section(block: &mut Block, section: &SectionView) {
         .filter(|_| section.impl_name.is_some());
     let mut first: Vec<String> = headline.map(|h| vec![h.to_string()]).unwrap_or_default();
     if let Some(pairs) = pairs {
-        first.extend(inline_pairs(pairs));
+        first.extend(inline_pairs_resolved(pairs, &section.resolved_paths));
     }
     let has_nested = pairs.is_some_and(|p| p.values().any(is_nested));
     let text = if !first.is_empty() {

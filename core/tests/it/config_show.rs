@@ -953,6 +953,76 @@ fn a_relative_store_path_in_the_project_config_is_taken_from_the_project_folder(
     );
 }
 
+/// A built-in store's relative path in a project's config is shown with the path it resolves to,
+/// the project's folder joined to it, by `config show` and `config explain`, text and JSON (a key
+/// of its own, the written value left as it is); an absolute path, a `~` one and a reference have
+/// none.
+#[test]
+fn a_relative_store_path_is_shown_with_where_it_resolves() {
+    let p = Project::new(
+        "[stores.object]\nimpl = \"LocalFilesystemObjectStore\"\nconfig = { root = \"objs\" }\n\
+         [stores.document]\nimpl = \"LocalSqliteDocumentStore\"\nconfig = { path = \"env:DOCS_DB?docs.db\" }\n\
+         [stores.secret]\nimpl = \"LocalSecretStore\"\nconfig = { file_path = \"~/secrets.json\" }\n",
+    );
+    let resolved = p.root.join("objs").display().to_string();
+    let (code, out, err) = p.run(&["config", "show"]);
+    assert_eq!(code, 0, "{err}");
+    assert_eq!(
+        section_line(&out, "object"),
+        format!("object:         LocalFilesystemObjectStore  root=objs (= {resolved})")
+    );
+    assert_eq!(
+        section_line(&out, "document"),
+        "document:       LocalSqliteDocumentStore  path=env:DOCS_DB?docs.db"
+    );
+    assert_eq!(
+        section_line(&out, "secret"),
+        "secret:         LocalSecretStore  file_path=~/secrets.json"
+    );
+    let doc = p.json(&[], &["config", "show", "--json"]);
+    let sections = doc["sections"].as_array().unwrap();
+    let section = |name: &str| sections.iter().find(|s| s["name"] == name).unwrap();
+    assert_eq!(section("object")["config"]["root"], "objs", "{doc:#}");
+    assert_eq!(
+        section("object")["resolved_paths"],
+        serde_json::json!({ "root": resolved }),
+        "{doc:#}"
+    );
+    for name in ["document", "secret", "image", "runner", "model"] {
+        assert_eq!(
+            section(name)["resolved_paths"],
+            serde_json::json!({}),
+            "{name}: {doc:#}"
+        );
+    }
+
+    let (code, out, err) = p.run(&["config", "explain", "object"]);
+    assert_eq!(code, 0, "{err}");
+    assert!(
+        out.starts_with(&format!(
+            "object = LocalFilesystemObjectStore  root=objs (= {resolved})\n"
+        )),
+        "{out}"
+    );
+    for path in ["stores.object.config.root", "object.root"] {
+        let (code, out, err) = p.run(&["config", "explain", path]);
+        assert_eq!(code, 0, "{err}");
+        assert!(
+            out.starts_with(&format!("{path} = objs (= {resolved})\n")),
+            "{out}"
+        );
+        let doc = p.json(&[], &["config", "explain", path, "--json"]);
+        assert_eq!(doc["value"], "objs", "{doc:#}");
+        assert_eq!(
+            doc["resolved_paths"],
+            serde_json::json!({ "root": resolved }),
+            "{doc:#}"
+        );
+    }
+    let doc = p.json(&[], &["config", "explain", "object.impl", "--json"]);
+    assert_eq!(doc["resolved_paths"], serde_json::json!({}), "{doc:#}");
+}
+
 #[test]
 fn an_empty_store_path_is_a_problem_not_a_throwaway_store() {
     let p = Project::new(
