@@ -254,7 +254,7 @@ fn a_new_project_ignores_what_building_it_writes() {
         (
             "python",
             "py",
-            &["build/", "*.egg-info/", "__pycache__/"][..],
+            &["build/", "*.egg-info/", "__pycache__/", ".venv/"][..],
         ),
         ("rust", "rs", &["/target/"][..]),
     ] {
