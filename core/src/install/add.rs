@@ -145,7 +145,7 @@ fn try_add(
         }
     }
     if interrupts.interrupted() {
-        return restore(&before, Rollback::Interrupted, out);
+        return restore(&before, Rollback::Interrupted(interrupts.signal()), out);
     }
     // Said once the change stands: packages it replaced with an older version.
     let mut notes_after = Vec::new();
@@ -207,7 +207,7 @@ fn try_add(
             }
         }
         if interrupts.interrupted() {
-            return restore(&before, Rollback::Interrupted, out);
+            return restore(&before, Rollback::Interrupted(interrupts.signal()), out);
         }
     }
     if problems.is_empty() {

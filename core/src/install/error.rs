@@ -20,9 +20,10 @@ pub enum InstallError {
     },
     #[error("nothing to confirm on: there is no terminal; pass --yes to go ahead")]
     NoTerminal,
-    /// A signal (Ctrl-C) came while `Proceed?` waited for its answer: nothing was changed.
+    /// A signal (Ctrl-C) came while `Proceed?` waited for its answer: nothing was changed. It holds
+    /// the signal's number.
     #[error("interrupted at the question, before anything was changed")]
-    InterruptedAtQuestion,
+    InterruptedAtQuestion(i32),
     #[error("{spec}: {reason}")]
     BadSpec { spec: String, reason: String },
     #[error("not removed; fix the above, or pass --force to remove anyway")]

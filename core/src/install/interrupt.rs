@@ -2,34 +2,39 @@
 //! rolled back); a second one stops the installer at once.
 
 use std::process::{Child, Command, ExitStatus};
-use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicI32, AtomicUsize, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
 
 use super::error::InstallError;
 use crate::output::Output;
 
-/// Counts SIGINT, SIGTERM and SIGHUP from the moment it is installed.
+/// Counts SIGINT, SIGTERM and SIGHUP from the moment it is installed, and notes which came first.
 #[derive(Clone)]
 pub struct Interrupts {
     count: Arc<AtomicUsize>,
+    /// The number of the first signal counted; 0 before one comes.
+    first: Arc<AtomicI32>,
 }
 
 impl Interrupts {
     /// Installs the handlers (they replace the default "die at once").
     pub fn install() -> Interrupts {
         let count = Arc::new(AtomicUsize::new(0));
+        let first = Arc::new(AtomicI32::new(0));
         use signal_hook::consts::{SIGHUP, SIGINT, SIGTERM};
         for signal in [SIGINT, SIGTERM, SIGHUP] {
             let c = Arc::clone(&count);
-            // SAFETY: the handler only bumps an atomic counter, which is async-signal-safe.
+            let f = Arc::clone(&first);
+            // SAFETY: the handler only touches atomics, which is async-signal-safe.
             let _ = unsafe {
                 signal_hook::low_level::register(signal, move || {
+                    let _ = f.compare_exchange(0, signal, Ordering::SeqCst, Ordering::SeqCst);
                     c.fetch_add(1, Ordering::SeqCst);
                 })
             };
         }
-        Interrupts { count }
+        Interrupts { count, first }
     }
 
     /// Counts nothing: no handler is installed (for tests).
@@ -37,6 +42,7 @@ impl Interrupts {
     pub fn none() -> Interrupts {
         Interrupts {
             count: Arc::new(AtomicUsize::new(0)),
+            first: Arc::new(AtomicI32::new(0)),
         }
     }
 
@@ -46,6 +52,15 @@ impl Interrupts {
 
     pub fn interrupted(&self) -> bool {
         self.count() > 0
+    }
+
+    /// The number of the first signal counted (SIGINT before one comes): a change it stopped exits
+    /// with 128 + this, as every command a signal stops does.
+    pub fn signal(&self) -> i32 {
+        match self.first.load(Ordering::SeqCst) {
+            0 => signal_hook::consts::SIGINT,
+            n => n,
+        }
     }
 }
 

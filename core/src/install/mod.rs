@@ -87,7 +87,8 @@ pub struct RemoteDocuments {
 /// Why the plugins directory is put back: a signal, or a problem the change found.
 #[derive(Clone, Copy)]
 enum Rollback {
-    Interrupted,
+    /// By the signal of this number.
+    Interrupted(i32),
     Problem,
 }
 
@@ -98,9 +99,9 @@ fn restore(
     out: &dyn Output,
 ) -> Result<ChangeOutcome, InstallError> {
     let (said, outcome) = match why {
-        Rollback::Interrupted => (
+        Rollback::Interrupted(signal) => (
             "Interrupted; restoring the environment as it was.",
-            ChangeOutcome::Interrupted,
+            ChangeOutcome::Interrupted(signal),
         ),
         Rollback::Problem => (
             "Restoring the environment as it was.",
@@ -168,7 +169,7 @@ fn answer(interrupts: &interrupt::Interrupts) -> Result<Option<String>, InstallE
     let mut line = Vec::new();
     loop {
         if interrupts.interrupted() {
-            return Err(InstallError::InterruptedAtQuestion);
+            return Err(InstallError::InterruptedAtQuestion(interrupts.signal()));
         }
         let mut stdin = libc::pollfd {
             fd: libc::STDIN_FILENO,

@@ -222,7 +222,7 @@ fn try_remove(
         }
     }
     if interrupts.interrupted() {
-        return restore(&before, Rollback::Interrupted, out);
+        return restore(&before, Rollback::Interrupted(interrupts.signal()), out);
     }
     if problem.is_none() {
         let still: Vec<String> = discover(&ctx.search)

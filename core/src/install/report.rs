@@ -24,8 +24,9 @@ pub enum ChangeOutcome {
     Kept,
     /// A problem was found, and the plugins directory was put back as it was.
     RolledBack,
-    /// A signal stopped the change, and the plugins directory was put back as it was.
-    Interrupted,
+    /// A signal stopped the change, and the plugins directory was put back as it was. It holds the
+    /// number of the first signal that came.
+    Interrupted(i32),
     /// An error stopped the change: before anything changed, or while the plugins directory was put
     /// back. [`InstallError::Blocked`] is a removal refused because something still uses a package.
     Failed(InstallError),

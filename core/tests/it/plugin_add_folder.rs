@@ -477,9 +477,9 @@ fn without_a_terminal_or_yes_it_refuses_and_changes_nothing() {
     assert!(tree(&sb.plugins_dir()).is_empty());
 }
 
-/// Runs `args` on a terminal (stdin too, so it asks `Proceed?`), sends SIGINT once the question is
+/// Runs `args` on a terminal (stdin too, so it asks `Proceed?`), sends `signal` once the question is
 /// up, and returns the exit code and what the terminal showed (each `\r\n` back to `\n`).
-fn interrupted_at_the_question(sb: &Sandbox, args: &[&str]) -> (i32, String) {
+fn interrupted_at_the_question(sb: &Sandbox, args: &[&str], signal: i32) -> (i32, String) {
     let (mut child, screen) = agent_env_test_support::terminal::all_on_a_terminal(sb.command(args));
     agent_env_test_support::deadline::wait_until(
         std::time::Duration::from_secs(60),
@@ -487,21 +487,31 @@ fn interrupted_at_the_question(sb: &Sandbox, args: &[&str]) -> (i32, String) {
         || screen.so_far().contains("Proceed? [y/N] "),
     );
     // SAFETY: sends a signal to the child we started.
-    unsafe { libc::kill(child.id() as i32, libc::SIGINT) };
+    unsafe { libc::kill(child.id() as i32, signal) };
     let code = child.wait().unwrap().code().unwrap_or(-1);
     (code, screen.finish().replace("\r\n", "\n"))
 }
 
 /// Ctrl-C at `Proceed?` ends the command as a signal ends the others: a notice on a line of its own
-/// below the question that nothing was installed (or removed), exit 130, and nothing changed.
+/// below the question that nothing was installed (or removed), exit 128 + the signal's number (130
+/// for Ctrl-C, 143 for SIGTERM, 129 for a hangup), and nothing changed.
 #[test]
 fn ctrl_c_at_the_question_changes_nothing_and_says_so() {
     let sb = Sandbox::new();
     existing_plugin(&sb);
     let before = tree(&sb.plugins_dir());
     let src = fixture_dir("folder-plugin");
-    let (code, shown) = interrupted_at_the_question(&sb, &["plugin", "add", src.to_str().unwrap()]);
+    let (code, shown) =
+        interrupted_at_the_question(&sb, &["plugin", "add", src.to_str().unwrap()], libc::SIGINT);
     assert_eq!(code, 130, "{shown:?}");
+    assert!(
+        shown.ends_with("Proceed? [y/N] \nInterrupted at the question: nothing was installed.\n"),
+        "{shown:?}"
+    );
+    assert_eq!(before, tree(&sb.plugins_dir()));
+    let (code, shown) =
+        interrupted_at_the_question(&sb, &["plugin", "add", src.to_str().unwrap()], libc::SIGHUP);
+    assert_eq!(code, 129, "{shown:?}");
     assert!(
         shown.ends_with("Proceed? [y/N] \nInterrupted at the question: nothing was installed.\n"),
         "{shown:?}"
@@ -512,9 +522,12 @@ fn ctrl_c_at_the_question_changes_nothing_and_says_so() {
     assert_eq!(code, 0, "{err}");
 
     let before = tree(&sb.plugins_dir());
-    let (code, shown) =
-        interrupted_at_the_question(&sb, &["plugin", "remove", "agentenv-folder-demo"]);
-    assert_eq!(code, 130, "{shown:?}");
+    let (code, shown) = interrupted_at_the_question(
+        &sb,
+        &["plugin", "remove", "agentenv-folder-demo"],
+        libc::SIGTERM,
+    );
+    assert_eq!(code, 143, "{shown:?}");
     assert!(
         shown.ends_with("Proceed? [y/N] \nInterrupted at the question: nothing was removed.\n"),
         "{shown:?}"
@@ -700,7 +713,8 @@ fn interrupted_install(signal: i32) {
     let out = child.wait_with_output().unwrap();
     let stdout = String::from_utf8_lossy(&out.stdout);
     let stderr = String::from_utf8_lossy(&out.stderr);
-    assert_eq!(out.status.code(), Some(130), "{stdout}{stderr}");
+    // 128 + the signal's number, as every command a signal stops.
+    assert_eq!(out.status.code(), Some(128 + signal), "{stdout}{stderr}");
     assert!(
         stderr.contains("Interrupted; letting the installer finish"),
         "{stderr}"

@@ -72,8 +72,10 @@ pub(super) fn approve(args: &ApproveArgs, session: &Session, term: &Terminal) ->
                 term.print("Nothing changed.\n");
                 return Ok(1);
             }
-            Answer::Interrupted => {
-                return Ok(super::change::interrupted_at_question("pinned", term))
+            Answer::Interrupted(signal) => {
+                return Ok(super::change::interrupted_at_question(
+                    "pinned", signal, term,
+                ))
             }
         }
     }
@@ -176,7 +178,9 @@ fn confirm_changes(
     match crate::install::confirm(args.yes, term, &interrupts) {
         Ok(true) => Ok(Answer::Yes),
         Ok(false) => Ok(Answer::No),
-        Err(crate::install::InstallError::InterruptedAtQuestion) => Ok(Answer::Interrupted),
+        Err(crate::install::InstallError::InterruptedAtQuestion(signal)) => {
+            Ok(Answer::Interrupted(signal))
+        }
         Err(e) => Err(Failure::new(e).with_code(2)),
     }
 }
@@ -187,8 +191,9 @@ enum Answer {
     Yes,
     /// Anything else: nothing is pinned.
     No,
-    /// A signal (Ctrl-C) came while the question waited: nothing is pinned.
-    Interrupted,
+    /// A signal (Ctrl-C) came while the question waited: nothing is pinned. It holds the signal's
+    /// number.
+    Interrupted(i32),
 }
 
 /// The pins `file` holds for `manifest`'s package.

@@ -93,12 +93,12 @@ fn changing(
         let report = change(term);
         let code = exit_code(&report.outcome);
         return match report.outcome {
-            ChangeOutcome::Failed(InstallError::InterruptedAtQuestion) => {
+            ChangeOutcome::Failed(InstallError::InterruptedAtQuestion(signal)) => {
                 let nothing = match asked.command {
                     "add" => "installed",
                     _ => "removed",
                 };
-                Ok(interrupted_at_question(nothing, term))
+                Ok(interrupted_at_question(nothing, signal, term))
             }
             ChangeOutcome::Failed(e) => Err(Failure::new(e).with_code(code)),
             _ => Ok(code),
@@ -196,9 +196,9 @@ fn exit_code(outcome: &ChangeOutcome) -> i32 {
         | ChangeOutcome::Unchanged
         | ChangeOutcome::Added
         | ChangeOutcome::Removed => 0,
-        ChangeOutcome::Interrupted | ChangeOutcome::Failed(InstallError::InterruptedAtQuestion) => {
-            130
-        }
+        // As every command a signal stops: 128 + the signal's number (130 for Ctrl-C, 143 for SIGTERM).
+        ChangeOutcome::Interrupted(signal)
+        | ChangeOutcome::Failed(InstallError::InterruptedAtQuestion(signal)) => 128 + signal,
         // Without --yes or a terminal to ask on, the command line lacks what it needs.
         ChangeOutcome::Failed(InstallError::NoTerminal) => 2,
         ChangeOutcome::Declined
@@ -218,9 +218,8 @@ fn outcome_name(outcome: &ChangeOutcome) -> &'static str {
         ChangeOutcome::Declined | ChangeOutcome::Failed(InstallError::Blocked) => "refused",
         ChangeOutcome::Kept => "kept",
         ChangeOutcome::RolledBack => "rolled_back",
-        ChangeOutcome::Interrupted | ChangeOutcome::Failed(InstallError::InterruptedAtQuestion) => {
-            "interrupted"
-        }
+        ChangeOutcome::Interrupted(_)
+        | ChangeOutcome::Failed(InstallError::InterruptedAtQuestion(_)) => "interrupted",
         ChangeOutcome::Failed(_) => "failed",
     }
 }
@@ -233,7 +232,7 @@ fn error(command: &str, report: &ChangeReport) -> Option<String> {
         // none above, so it names the blockers itself.
         ChangeOutcome::Failed(InstallError::Blocked) => Some(blocked(&report.problems)),
         ChangeOutcome::Failed(e) => Some(e.to_string()),
-        ChangeOutcome::Interrupted => {
+        ChangeOutcome::Interrupted(_) => {
             Some("interrupted; the plugins directory was restored as it was".to_owned())
         }
         outcome if exit_code(outcome) == 0 => None,
@@ -248,13 +247,13 @@ fn error(command: &str, report: &ChangeReport) -> Option<String> {
 /// Says that a signal (Ctrl-C) at the `Proceed?` question stopped the command with nothing
 /// `nothing` (`installed`, `removed`, `pinned`): the question's line (on stdout, no newline after it)
 /// is ended, and the notice said on a line of its own, as a signal's notices are; the exit code is
-/// 130, as for any change a signal stopped.
-pub(super) fn interrupted_at_question(nothing: &str, term: &Terminal) -> i32 {
+/// 128 + the number of the `signal` that came, as for any command a signal stopped.
+pub(super) fn interrupted_at_question(nothing: &str, signal: i32, term: &Terminal) -> i32 {
     term.print("\n");
     crate::cli::terminal::eprint_notice(&format!(
         "Interrupted at the question: nothing was {nothing}."
     ));
-    130
+    128 + signal
 }
 
 /// A blocked removal's `error` in a document: what blocks it, and what to do.
@@ -349,7 +348,17 @@ mod tests {
             (ChangeOutcome::Failed(InstallError::Blocked), "refused", 1),
             (ChangeOutcome::Kept, "kept", 1),
             (ChangeOutcome::RolledBack, "rolled_back", 1),
-            (ChangeOutcome::Interrupted, "interrupted", 130),
+            (ChangeOutcome::Interrupted(libc::SIGINT), "interrupted", 130),
+            (
+                ChangeOutcome::Interrupted(libc::SIGTERM),
+                "interrupted",
+                143,
+            ),
+            (
+                ChangeOutcome::Failed(InstallError::InterruptedAtQuestion(libc::SIGHUP)),
+                "interrupted",
+                129,
+            ),
             (ChangeOutcome::Failed(InstallError::Busy), "failed", 1),
             (ChangeOutcome::Failed(InstallError::NoTerminal), "failed", 2),
         ];
@@ -390,7 +399,7 @@ mod tests {
             "plugin remove did not finish (exit 1)"
         );
         assert_eq!(
-            error_of("add", ChangeOutcome::Interrupted, &[]),
+            error_of("add", ChangeOutcome::Interrupted(libc::SIGINT), &[]),
             "interrupted; the plugins directory was restored as it was"
         );
         // A blocked removal: the error is its sentence, the blockers are its problems.
