@@ -24,9 +24,7 @@ pub fn before_run(session: &Session) -> Vec<String> {
         None => Vec::new(),
     };
     let local = super::local_stores::warnings(&session.paths().state_root());
-    // The run reads its bundle argument against the home folder (`~`, a folder's id root) first
-    // thing: looked up now, so that a HOME it ignores is said with the state folder's variables.
-    let _ = session.paths().home_dir();
+    look_up_home(session);
     unread_stores
         .into_iter()
         .chain(local)
@@ -38,7 +36,16 @@ pub fn before_run(session: &Session) -> Vec<String> {
 /// state folder ([`of_state_folder`]). The rest of [`before_run`]'s list is of a bundle run's own:
 /// a stored task's run reads the stores the configuration selects, and not the @local ones.
 pub fn before_stored_task_run(session: &Session) -> Vec<String> {
+    look_up_home(session);
     of_state_folder(session)
+}
+
+/// Looks the home folder up before a run starts, so that a HOME it ignores is said with the state
+/// folder's variables (before the run, in its log) rather than once it has ended: every run uses
+/// it, whatever its state folder (a bundle run reads its bundle argument against it, `~` and a
+/// folder's id root, and local sandboxes are made under `~/.agent-env-sandboxes`).
+fn look_up_home(session: &Session) {
+    let _ = session.paths().home_dir();
 }
 
 /// What a run says of the state folder it keeps its locks and log in, before it starts, in order:

@@ -181,3 +181,40 @@ fn a_stored_task_run_with_home_unset_and_no_home_folder_says_to_set_home() {
     );
     assert_eq!(ran.stderr.matches("HOME is").count(), 1, "{}", ran.stderr);
 }
+
+/// `task run` says a HOME it ignores as `run` does: before the task's first step (on stderr, in its
+/// log) and in `--json`'s warnings, once; not only after the run has ended.
+#[test]
+fn a_stored_task_run_says_a_relative_home_before_it_starts() {
+    // SAFETY: getuid only reads this process's real user id.
+    let (_, home) = users_entry(unsafe { libc::getuid() }).expect("this user's entry");
+    let said = format!(
+        "HOME is 'relative/dir', a relative path, which agent-env ignores (a home folder is an absolute path): using {}, the home folder the user database gives this user",
+        home.display()
+    );
+    let s = Sandboxed::new();
+    s.write("t.json", TASK);
+    let run = |args: &[&str]| {
+        let mut cmd = s.command(args);
+        Ran::from(cmd.env("HOME", "relative/dir").output().unwrap())
+    };
+    let put = run(&["task", "put", "t.json", "--id", "team/t"]);
+    assert_eq!(put.code, 0, "{}", put.both());
+    let ran = run(&["task", "run", "team/t", "-q"]);
+    assert_eq!(ran.code, 0, "{}", ran.both());
+    assert_eq!(
+        ran.stderr.matches(&format!("Warning: {said}")).count(),
+        1,
+        "{}",
+        ran.stderr
+    );
+    let log = the_log(&s.state());
+    let said_at = log.find(&said).expect(&log);
+    assert!(said_at < log.find("[team/t]").expect(&log), "{log}");
+
+    let ran = run(&["task", "run", "team/t", "--json"]);
+    assert_eq!(ran.code, 0, "{}", ran.both());
+    let doc: serde_json::Value = serde_json::from_str(&ran.stdout).unwrap();
+    assert!(warned_in(&doc, &said), "{doc:#}");
+    assert_eq!(ran.stderr.matches(&said).count(), 1, "{}", ran.stderr);
+}
