@@ -10,13 +10,30 @@
 use std::collections::HashMap;
 use std::ffi::{OsStr, OsString};
 use std::path::{Path, PathBuf};
+use std::sync::atomic::AtomicU8;
+use std::sync::Arc;
 
 /// A snapshot of the variables and the working directory.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct Environment {
     vars: HashMap<OsString, OsString>,
     cwd: PathBuf,
+    /// Which folders were looked up through it, shared by its clones ([`Environment::folders_asked`]).
+    folders_asked: FoldersAsked,
 }
+
+/// Where [`crate::paths::Paths::noting`] notes which of agent-env's folders were looked up in an
+/// environment. It is not part of what the environment is: any two compare equal.
+#[derive(Debug, Clone, Default)]
+struct FoldersAsked(Arc<AtomicU8>);
+
+impl PartialEq for FoldersAsked {
+    fn eq(&self, _: &FoldersAsked) -> bool {
+        true
+    }
+}
+
+impl Eq for FoldersAsked {}
 
 impl Environment {
     /// This process's variables and working directory (`.` when it cannot be read).
@@ -24,6 +41,7 @@ impl Environment {
         Environment {
             vars: std::env::vars_os().collect(),
             cwd: std::env::current_dir().unwrap_or_else(|_| PathBuf::from(".")),
+            folders_asked: FoldersAsked::default(),
         }
     }
 
@@ -39,6 +57,7 @@ impl Environment {
                 .map(|(k, v)| (k.into(), v.into()))
                 .collect(),
             cwd: cwd.to_path_buf(),
+            folders_asked: FoldersAsked::default(),
         }
     }
 
@@ -62,6 +81,14 @@ impl Environment {
     /// The working directory the invocation started in.
     pub fn cwd(&self) -> &Path {
         &self.cwd
+    }
+
+    /// Which of agent-env's folders (and so which of `HOME` and the XDG variables) the lookups of
+    /// [`crate::paths::Paths::noted`] made in this environment or a clone of it read: what a session
+    /// warns of when one of them is relative, whoever looked the folder up (a local store's default
+    /// folder included).
+    pub fn folders_asked(&self) -> &AtomicU8 {
+        &self.folders_asked.0
     }
 }
 

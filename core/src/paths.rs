@@ -27,6 +27,12 @@ impl<'a> Paths<'a> {
         Paths { env, asked: None }
     }
 
+    /// The folders `env` selects, each lookup noted in `env` ([`Environment::folders_asked`]): for a
+    /// folder a command uses, whose relative `HOME` or XDG variable its session then warns of.
+    pub fn noted(env: &'a Environment) -> Paths<'a> {
+        Paths::noting(env, env.folders_asked())
+    }
+
     /// The same, noting in `asked` which XDG variables (and whether HOME) its lookups read.
     pub fn noting(env: &'a Environment, asked: &'a AtomicU8) -> Paths<'a> {
         Paths {

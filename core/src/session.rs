@@ -50,9 +50,6 @@ pub struct Session {
     plugin_warnings_taken: std::sync::atomic::AtomicBool,
     /// The host's timeouts and the variables whose values were not taken (see `host_timeouts`).
     host_timeouts: OnceLock<(HostConfig, Vec<HostConfigError>)>,
-    /// Which XDG variables (and whether HOME) the command's folder lookups read (see
-    /// `ignored_relative_vars`).
-    paths_asked: std::sync::atomic::AtomicU8,
     /// Which of them were warned of already (see `take_ignored_relative_vars`).
     paths_said: std::sync::atomic::AtomicU8,
 }
@@ -70,7 +67,6 @@ impl Session {
             chosen_config: OnceLock::new(),
             plugin_warnings_taken: std::sync::atomic::AtomicBool::new(false),
             host_timeouts: OnceLock::new(),
-            paths_asked: std::sync::atomic::AtomicU8::new(0),
             paths_said: std::sync::atomic::AtomicU8::new(0),
         }
     }
@@ -124,7 +120,7 @@ impl Session {
 
     /// agent-env's folders in this environment.
     pub fn paths(&self) -> Paths<'_> {
-        Paths::noting(&self.env, &self.paths_asked)
+        Paths::noted(&self.env)
     }
 
     /// The warnings for the XDG base-directory variables and HOME set to a relative path, which
@@ -134,7 +130,9 @@ impl Session {
     /// read later.
     pub fn take_ignored_relative_vars(&self) -> Vec<String> {
         use std::sync::atomic::Ordering;
-        let asked = self.paths_asked.load(Ordering::Relaxed);
+        // Noted by this session's lookups and by those made through its environment elsewhere: a
+        // local store's default folder, read by the store from the environment it was handed.
+        let asked = self.env.folders_asked().load(Ordering::Relaxed);
         let said_before = self.paths_said.fetch_or(asked, Ordering::Relaxed);
         Paths::new(&self.env).ignored_relative_vars_of(asked & !said_before)
     }

@@ -133,9 +133,13 @@ fn wrong_type(impl_name: &str, key: &str, wanted: &str, got: &Value) -> StoreErr
     ))
 }
 
-/// Expands a leading `~/` to `env`'s home directory, as the original's config paths do.
+/// Expands a leading `~/` to `env`'s home directory, as the original's config paths do; the home
+/// folder is looked up (and so noted as used) only for a path that starts with `~`.
 pub fn expand_home(path: &str, env: &crate::environment::Environment) -> std::path::PathBuf {
-    crate::paths::tilde_expanded(path, crate::paths::Paths::new(env).home_dir().as_deref())
+    if path != "~" && !path.starts_with("~/") {
+        return std::path::PathBuf::from(path);
+    }
+    crate::paths::tilde_expanded(path, crate::paths::Paths::noted(env).home_dir().as_deref())
 }
 
 #[cfg(test)]

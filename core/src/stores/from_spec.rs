@@ -42,7 +42,7 @@ pub struct StoreSpec {
 impl StoreSpec {
     /// What the `local` alias expands to: the built-in class with its default location spelled out.
     pub fn local(kind: StoreKind, env: Arc<Environment>) -> Self {
-        let state_root = crate::paths::Paths::new(&env).state_root();
+        let state_root = crate::paths::Paths::noted(&env).state_root();
         let config = local_settings(kind, &state_root)
             .into_iter()
             .map(|(key, value)| (key.to_string(), Value::String(value)))

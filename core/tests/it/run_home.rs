@@ -218,3 +218,41 @@ fn a_stored_task_run_says_a_relative_home_before_it_starts() {
     assert!(warned_in(&doc, &said), "{doc:#}");
     assert_eq!(ran.stderr.matches(&said).count(), 1, "{}", ran.stderr);
 }
+
+/// A command that opens a built-in local store at its default folder, under the state folder, says
+/// an XDG_STATE_HOME it ignores as every command that uses the state folder does: `store check` and
+/// the commands that read and write the stores (`artifact put | get`, `task put | get`).
+#[test]
+fn a_command_that_opens_a_local_store_says_a_relative_xdg_state_home() {
+    let s = Sandboxed::new();
+    s.write("t.json", TASK);
+    std::fs::create_dir_all(s.home().join("art")).unwrap();
+    s.write("art/a.txt", "hello");
+    let said = format!(
+        "Warning: XDG_STATE_HOME is 'relstate', a relative path, which the XDG spec says to ignore: using {}; set it to an absolute path",
+        s.home().join(".local/state").display()
+    );
+    let run = |args: &[&str]| {
+        let mut cmd = s.command(args);
+        Ran::from(cmd.env("XDG_STATE_HOME", "relstate").output().unwrap())
+    };
+    for args in [
+        &["store", "check", "document"][..],
+        &["store", "check", "object"],
+        &["task", "put", "t.json", "--id", "team/t"],
+        &["task", "get", "team/t"],
+        &["artifact", "put", "art", "--id", "team/a"],
+        &["artifact", "get", "team/a"],
+    ] {
+        let ran = run(args);
+        assert_eq!(ran.code, 0, "{args:?}: {}", ran.both());
+        assert_eq!(
+            ran.stderr.matches(&said).count(),
+            1,
+            "{args:?}: {}",
+            ran.stderr
+        );
+    }
+    // Nothing is made where the relative path leads, under the working folder.
+    assert!(!s.home().join("relstate").exists());
+}

@@ -84,7 +84,7 @@ impl LocalFilesystemObjectStore {
 
     /// The default root: `<state root>/object_store` in `env`.
     pub fn default_root(env: &Environment) -> PathBuf {
-        crate::paths::local_objects_root(&crate::paths::Paths::new(env).state_root())
+        crate::paths::local_objects_root(&crate::paths::Paths::noted(env).state_root())
     }
 
     /// Builds the store from its config table, refusing unknown keys and bad grant settings; `~`, the
@@ -132,7 +132,7 @@ impl LocalFilesystemObjectStore {
             bind,
             advertise,
             lifetime: std::time::Duration::from_secs(lifetime),
-            tls_dir: crate::paths::Paths::new(env).state_root().join("tls"),
+            tls_dir: crate::paths::Paths::noted(env).state_root().join("tls"),
         }))
     }
 

@@ -85,7 +85,7 @@ impl LocalSqliteDocumentStore {
 
     /// `<state root>/document_store/documents.db` in `env`.
     pub fn default_path(env: &Environment) -> PathBuf {
-        crate::paths::default_documents_db(&crate::paths::Paths::new(env).state_root())
+        crate::paths::default_documents_db(&crate::paths::Paths::noted(env).state_root())
     }
 
     /// Builds the store from its config table (`path`); `~` and the default path are `env`'s. The error
@@ -101,7 +101,7 @@ impl LocalSqliteDocumentStore {
             .flatten()
             .map(|p| config_table::expand_home(&p, env))
             .unwrap_or_else(|| Self::default_path(env));
-        let local = crate::paths::local_documents_db(&crate::paths::Paths::new(env).state_root());
+        let local = crate::paths::local_documents_db(&crate::paths::Paths::noted(env).state_root());
         if same_file(&path, &local) {
             problems.push(format!(
                 "The config table for '{impl_name}' sets path to {}, which is kept for @local documents (the ones bundle runs write); point [stores.document] somewhere else",
