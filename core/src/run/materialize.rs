@@ -129,8 +129,14 @@ pub fn materialize(
         )?;
         let decision = unless_objects_gone(stores, &artifact.id, decision)?;
         if let (false, Decision::Write { version, .. }) = (dry_run, &decision) {
-            let docs =
-                artifact_documents(bundle, tree, artifact, *version, &files, stores, places)?;
+            let docs = artifact_documents(
+                bundle,
+                tree,
+                artifact,
+                (*version, &files),
+                stores,
+                (places, cancel),
+            )?;
             write(
                 bundle,
                 stores,
@@ -381,20 +387,21 @@ fn hash_files(
 /// artifact per file. A file the id's latest recorded version holds with the same bytes names that
 /// version's object, and the rest go under a prefix derived from the files (see
 /// [`placement`](crate::run::stored_artifact::placement)), so a run stopped part-way and run again
-/// writes only what it had not.
+/// writes only what it had not. An object is named again only once read back and found to hold the
+/// file's bytes; `cancel` stops that reading.
 fn artifact_documents(
     bundle: &Bundle,
     tree: Tree<'_>,
     artifact: &Artifact,
-    version: i64,
-    files: &FileHashes,
+    (version, files): (i64, &FileHashes),
     stores: &RunStores,
-    places: &Places,
+    (places, cancel): (&Places, &Cancel),
 ) -> Result<Vec<(&'static str, Document)>, MaterializeError> {
     let latest = VersionedEntityStore::new(stores.documents.clone(), "artifacts", &[])?
         .get(&artifact.id, None)?;
     let placement = Placement::new(
-        stores.objects.as_ref(),
+        &stores.objects,
+        cancel,
         &format!(
             "{}artifacts/{}/{}",
             places.fixture_prefix(),
@@ -417,10 +424,13 @@ fn artifact_documents(
             file: rel.clone(),
             source: e,
         };
-        let url = match (placement.stored(rel, sha, *size), tree.disk_path(&source)) {
-            (Some(url), _) => url,
+        let stored = placement.stored(rel, sha, *size);
+        // A read back stopped by a cancel found nothing: the run stops rather than write the file.
+        cancel.check()?;
+        let url = match (stored, tree.disk_path(&source)) {
+            (Some(stored), _) => stored.url().to_string(),
             (None, Some(path)) => placement
-                .write(rel, *size, &mut |key| {
+                .write(rel, sha, *size, &mut |key| {
                     stores
                         .objects
                         .put_file(key, &path, crate::stores::DEFAULT_CONTENT_TYPE)
@@ -432,7 +442,7 @@ fn artifact_documents(
                     source: e,
                 })?;
                 placement
-                    .write(rel, *size, &mut |key| {
+                    .write(rel, sha, *size, &mut |key| {
                         stores
                             .objects
                             .put(key, &bytes, crate::stores::DEFAULT_CONTENT_TYPE, false)

@@ -166,7 +166,8 @@ pub fn put_artifact(
         hashes.insert(rel.clone(), hashed);
     }
     let placement = placement::Placement::new(
-        stores.objects.as_ref(),
+        &stores.objects,
+        cancel,
         &format!("artifacts/{artifact_type}/{}", object_key_segment(id)),
         files
             .iter()
@@ -176,23 +177,37 @@ pub fn put_artifact(
     );
     let prefix = placement.prefix().to_string();
     let mut listed = Vec::new();
+    let mut held = Held::default();
     for rel in &files {
         if let Some(signal) = cancel.signal() {
             return Err(RunError::Interrupted {
                 signal,
-                what: unrecorded(listed.len(), files.len(), &prefix, "stopped by a signal"),
+                what: unrecorded(held, files.len(), &prefix, "stopped by a signal"),
             });
         }
         let path = folder.join(rel);
         let Some((sha256, size)) = hashes.get(rel).cloned() else {
             return Err(BundleError::one(format!("can't read {}", path.display())).into());
         };
-        if let Some(url) = placement.stored(rel, &sha256, size) {
+        let stored = placement.stored(rel, &sha256, size);
+        // A signal while an object was read back: it is not known to be the file's.
+        if let Some(signal) = cancel.signal() {
+            return Err(RunError::Interrupted {
+                signal,
+                what: unrecorded(held, files.len(), &prefix, "stopped by a signal"),
+            });
+        }
+        if let Some(stored) = stored {
+            match stored {
+                placement::Stored::Latest(_) => held.reused += 1,
+                placement::Stored::UnderPrefix(_) => held.written += 1,
+            }
+            let url = stored.url();
             listed.push(json!({"path": rel, "object_url": url, "sha256": sha256, "size": size}));
             continue;
         }
         let left_if_stopped = unrecorded(
-            listed.len(),
+            held,
             files.len(),
             &prefix,
             &format!("stopped while writing {rel}, which may be left half-written,"),
@@ -205,7 +220,7 @@ pub fn put_artifact(
             left_if_stopped: &left_if_stopped,
         });
         let url = placement
-            .write(rel, size, &mut |key| {
+            .write(rel, &sha256, size, &mut |key| {
                 stores
                     .objects
                     .put_file(key, &path, crate::stores::DEFAULT_CONTENT_TYPE)
@@ -216,10 +231,10 @@ pub fn put_artifact(
                 if let Some(signal) = cancel.signal() {
                     return RunError::Interrupted {
                         signal,
-                        what: unrecorded(listed.len(), files.len(), &prefix, "stopped by a signal"),
+                        what: unrecorded(held, files.len(), &prefix, "stopped by a signal"),
                     };
                 }
-                let mut left = unrecorded(listed.len(), files.len(), &prefix, "it stopped");
+                let mut left = unrecorded(held, files.len(), &prefix, "it stopped");
                 // A store that refused for its settings (credentials that may not write) refuses
                 // again until they change, as its error says.
                 if matches!(e, StoreError::Config(_)) {
@@ -227,15 +242,25 @@ pub fn put_artifact(
                 }
                 BundleError::one(format!("writing {rel} to the object store: {e}; {left}")).into()
             })?;
+        held.written += 1;
         listed.push(json!({"path": rel, "object_url": url, "sha256": sha256, "size": size}));
     }
     // A signal during the last file: it is written, and still nothing is recorded.
     if let Some(signal) = cancel.signal() {
         return Err(RunError::Interrupted {
             signal,
-            what: unrecorded(listed.len(), files.len(), &prefix, "stopped by a signal"),
+            what: unrecorded(held, files.len(), &prefix, "stopped by a signal"),
         });
     }
+    // An object of the latest version found changed in the store was not named again: the new
+    // version puts it right, and says so.
+    let why = match (why, placement.latest_changed()) {
+        (Some(why), true) => Some(format!(
+            "{why}; {}",
+            objects_not_as_put(latest.as_ref().map_or(0, version_of))
+        )),
+        (why, _) => why,
+    };
     let name = id.rsplit('/').next().unwrap_or(id);
     let mut doc = Document::new();
     doc.insert("id".into(), json!(id));
@@ -248,7 +273,7 @@ pub fn put_artifact(
     }
     doc.insert("created_at_utc".into(), json!(crate::clock::iso_now()));
     let version = record(session, &stores, &doc, &prefix, cancel, waiting).map_err(|e| {
-        let left = written_unrecorded(files.len(), &prefix);
+        let left = written_unrecorded(held, &prefix);
         match cancel.signal() {
             Some(signal) => RunError::Interrupted {
                 signal,
@@ -352,7 +377,10 @@ impl Compared {
 /// settings (`declared`), the same files with the same sizes and sha256, each object still in the
 /// configured object store with those bytes (read back to be sure: a store configured since, an
 /// object gone or one changed in the store makes a new version, which is how a damaged artifact is
-/// put right); when it is not, why. `held` is the folder and the files the put found in it. The files hashed on the way are left in `hashes` for the put to use.
+/// put right); when it is not, why. When the files differ, the objects are not read back here: the
+/// put reads back each one it would name again ([`placement::Placement::stored`]), and writes the
+/// file anew when its object is not as put. `held` is the folder and the files the put found in it.
+/// The files hashed on the way are left in `hashes` for the put to use.
 /// `cancel` stops the reading back (the put then stops before its first file).
 fn compare_with_latest(
     stores: &RunStores,
@@ -363,7 +391,7 @@ fn compare_with_latest(
     cancel: &Cancel,
 ) -> Result<Compared, RunError> {
     let (folder, files) = held;
-    let version = latest.get("version").and_then(Value::as_i64).unwrap_or(0);
+    let version = version_of(latest);
     let (artifact_type, config) = declared;
     let mut reasons = Vec::new();
     let latest_type = latest.get("type").and_then(Value::as_str).unwrap_or("");
@@ -427,14 +455,22 @@ fn compare_with_latest(
                     Ok(None) | Err(StoreError::NotFound(_) | StoreError::ForeignUrl(_))
                 );
             return Ok(Compared::Differs {
-                why: format!(
-                    "its v{version} objects are not in the configured object store as they were put"
-                ),
+                why: objects_not_as_put(version),
                 objects_changed: !gone,
             });
         }
     }
     Ok(Compared::Same(version))
+}
+
+/// The version number `doc` records (0 when it records none).
+fn version_of(doc: &Document) -> i64 {
+    doc.get("version").and_then(Value::as_i64).unwrap_or(0)
+}
+
+/// Why a new version is stored when the objects of `version` are not as it recorded them.
+fn objects_not_as_put(version: i64) -> String {
+    format!("its v{version} objects are not in the configured object store as they were put")
 }
 
 /// The settings whose values differ between `before` and `now`, named (`mode, limit`); `None` when
@@ -472,27 +508,54 @@ fn names(names: &[&str]) -> String {
     }
 }
 
-/// What a put that did not record its version left: `written` of `total` files in the object store
-/// (those under `prefix` and any it found stored already), which nothing names yet; a put of the
-/// same folder again finds them there and writes only the rest.
-fn unrecorded(written: usize, total: usize, prefix: &str, how: &str) -> String {
+/// The files of a put that the object store holds for its version so far.
+#[derive(Debug, Default, Clone, Copy)]
+struct Held {
+    /// Under the put's prefix: written by it, or found there whole from an earlier put of the same
+    /// files.
+    written: usize,
+    /// The latest version's objects, unchanged, which the version names again.
+    reused: usize,
+}
+
+/// What a put that did not record its version left: `held.written` of `total` files in the object
+/// store under `prefix`, which nothing names yet (a put of the same folder again finds them there and
+/// writes only the rest), besides the `held.reused` files the latest version stores already.
+fn unrecorded(held: Held, total: usize, prefix: &str, how: &str) -> String {
+    let reused = match held.reused {
+        0 => String::new(),
+        1 => " (1 more is the latest version's, stored already)".to_string(),
+        n => format!(" ({n} more are the latest version's, stored already)"),
+    };
+    let written = held.written;
     if written == 0 {
+        let files = crate::words::plural(total, "file", "files");
+        let none = match held.reused {
+            0 => format!("none of its {total} {files} written whole"),
+            n => format!(
+                "none of the files it writes written whole ({n} of its {total} {files} {} the latest version's, stored already)",
+                if n == 1 { "is" } else { "are" }
+            ),
+        };
         return format!(
-            "{how} with none of its {total} {} written whole to the object store under {prefix}; no version was recorded; put the folder again",
-            crate::words::plural(total, "file", "files")
+            "{how} with {none} to the object store under {prefix}; no version was recorded; put the folder again"
         );
     }
     format!(
-        "{how} after writing {written} of {total} {} to the object store under {prefix}; no version was recorded, so nothing uses {} yet, and a put of the same folder goes on from {} (it writes only the files not there); put the folder again",
+        "{how} after writing {written} of {total} {} to the object store under {prefix}{reused}; no version was recorded, so nothing uses {} yet, and a put of the same folder goes on from {} (it writes only the files not there); put the folder again",
         crate::words::plural(total, "file", "files"),
         if written == 1 { "it" } else { "them" },
         if written == 1 { "it" } else { "them" }
     )
 }
 
-/// What a put whose every file was written, but whose version the document store did not record,
-/// left: `total` files under `prefix`, which nothing names.
-fn written_unrecorded(total: usize, prefix: &str) -> String {
+/// What a put whose every file is in the object store, but whose version the document store did
+/// not record, left: `held.written` files under `prefix`, which nothing names.
+fn written_unrecorded(held: Held, prefix: &str) -> String {
+    let total = held.written;
+    if total == 0 {
+        return "no version was recorded; its files are all the latest version's, stored already, so putting the folder again, unchanged, records it without writing any".to_string();
+    }
     let (files, they) = match total {
         1 => ("file", "it stays"),
         _ => ("files", "they stay"),

@@ -501,3 +501,28 @@ fn the_configs_sandbox_default_chooses_the_provider() {
     let r = s.run(&["run", "hello"]);
     assert_eq!(r.code, 0, "{}", r.both());
 }
+
+/// A bundle run whose artifact changed does not name an object of the latest version that was
+/// changed in the store since (its size the same): the file is stored anew, and the task loads the
+/// new version whole.
+#[test]
+fn a_new_artifact_version_does_not_name_an_object_changed_in_the_store() {
+    let s = Sandboxed::new();
+    let bundle = s.copy_hello("mine");
+    let run = |says: &str| {
+        let r = s.run(&["run", "./mine"]);
+        assert_eq!(r.code, 0, "{}", r.both());
+        assert!(r.stdout.starts_with(says), "{}", r.both());
+        assert!(r.stdout.contains(": passed (hello: 1)"), "{}", r.stdout);
+    };
+    run("artifacts/greeting: v1");
+    let check = artifact_objects(&s)
+        .into_iter()
+        .find(|p| p.ends_with("check.sh"))
+        .unwrap();
+    let text = std::fs::read_to_string(&check).unwrap();
+    std::fs::write(&check, text.to_uppercase()).unwrap();
+    std::fs::write(bundle.join("artifacts/greeting/hello.txt"), "hello again\n").unwrap();
+    run("artifacts/greeting: v2");
+    assert_eq!(artifact_objects(&s).len(), 4, "{:?}", artifact_objects(&s));
+}

@@ -1009,3 +1009,117 @@ fn a_put_stopped_part_way_is_gone_on_with_and_an_unchanged_file_is_stored_once()
     let ran = s.run(&["task", "run", "team/hello"]);
     assert_eq!(ran.code, 0, "{}", ran.both());
 }
+
+/// An object of the latest version changed in the store since its put, its size the same, is not
+/// named by the next version though its file is unchanged: the file is written anew, the new
+/// version says why, and it verifies and loads whole.
+#[test]
+fn an_object_changed_in_the_store_at_its_size_is_not_named_by_the_next_version() {
+    let s = Sandboxed::new();
+    let folder = greeting(&s, "hello there\n");
+    let folder = folder.to_str().unwrap();
+    let put = |says: &str| {
+        let r = s.run(&["artifact", "put", folder, "--id", "team/greeting"]);
+        assert_eq!((r.code, r.stdout.as_str()), (0, says), "{}", r.both());
+    };
+    put("team/greeting: v1 (file_artifact_universe, 3 files)\n");
+    let root = s.state().join("object_store");
+    let check = stored_objects(&s)
+        .into_iter()
+        .find(|k| k.ends_with("check.sh"))
+        .unwrap();
+    let text = std::fs::read_to_string(root.join(&check)).unwrap();
+    std::fs::write(root.join(&check), text.to_uppercase()).unwrap();
+    std::fs::write(s.home().join("greeting/hello.txt"), "hello again\n").unwrap();
+    put("team/greeting: v2 (file_artifact_universe, 3 files; hello.txt changed; its v1 objects are not in the configured object store as they were put)\n");
+    let got = s.run(&["artifact", "get", "team/greeting", "--verify"]);
+    assert_eq!(got.code, 0, "{}", got.both());
+    // v1's object is left as it was found (objects are write-once).
+    assert_eq!(
+        std::fs::read_to_string(root.join(&check)).unwrap(),
+        text.to_uppercase()
+    );
+    let task = hello_loading(&s, "team/greeting");
+    let r = s.run(&["task", "put", task.to_str().unwrap(), "--id", "team/hello"]);
+    assert_eq!(r.code, 0, "{}", r.both());
+    let ran = s.run(&["task", "run", "team/hello"]);
+    assert_eq!(ran.code, 0, "{}", ran.both());
+}
+
+/// The same for an object a stopped put left under the prefix the files go to: one changed since
+/// is not taken as the file's.
+#[test]
+fn an_object_a_stopped_put_left_that_changed_since_is_written_anew() {
+    let s = Sandboxed::new();
+    let folder = greeting(&s, "hello there\n");
+    let elsewhere = Sandboxed::new();
+    let other = greeting(&elsewhere, "hello there\n");
+    let r = elsewhere.run(&[
+        "artifact",
+        "put",
+        other.to_str().unwrap(),
+        "--id",
+        "team/greeting",
+    ]);
+    assert_eq!(r.code, 0, "{}", r.both());
+    // What a stopped put left at hello.txt's key, damaged since at its size.
+    let hello = stored_objects(&elsewhere)
+        .into_iter()
+        .find(|k| k.ends_with("hello.txt"))
+        .unwrap();
+    let left = s.state().join("object_store").join(&hello);
+    std::fs::create_dir_all(left.parent().unwrap()).unwrap();
+    std::fs::write(&left, "HELLO THERE\n").unwrap();
+    let r = s.run(&[
+        "artifact",
+        "put",
+        folder.to_str().unwrap(),
+        "--id",
+        "team/greeting",
+    ]);
+    assert_eq!(r.code, 0, "{}", r.both());
+    let got = s.run(&["artifact", "get", "team/greeting", "--verify"]);
+    assert_eq!(got.code, 0, "{}", got.both());
+    assert_eq!(std::fs::read_to_string(&left).unwrap(), "HELLO THERE\n");
+}
+
+/// A put stopped part-way counts, as written under its prefix, only the files there: the files
+/// unchanged since the latest version, whose objects it names again, are said apart.
+#[test]
+fn a_stopped_put_counts_apart_the_files_the_latest_version_stores() {
+    let s = Sandboxed::new();
+    let folder = greeting(&s, "hello there\n");
+    let folder = folder.to_str().unwrap();
+    let r = s.run(&["artifact", "put", folder, "--id", "team/greeting"]);
+    assert_eq!(r.code, 0, "{}", r.both());
+    // Where the changed files go: a put of them elsewhere shows it.
+    let elsewhere = Sandboxed::new();
+    let other = greeting(&elsewhere, "hello again\n");
+    std::fs::write(other.join("more/notes.md"), "new notes").unwrap();
+    let r = elsewhere.run(&[
+        "artifact",
+        "put",
+        other.to_str().unwrap(),
+        "--id",
+        "team/greeting",
+    ]);
+    assert_eq!(r.code, 0, "{}", r.both());
+    let notes = stored_objects(&elsewhere)
+        .into_iter()
+        .find(|k| k.ends_with("more/notes.md"))
+        .unwrap();
+    // A file where the folder `more` goes: the store refuses more/notes.md, the last file.
+    let blocker = s.state().join("object_store").join(notes.parent().unwrap());
+    std::fs::create_dir_all(blocker.parent().unwrap()).unwrap();
+    std::fs::write(&blocker, "in the way").unwrap();
+    std::fs::write(s.home().join("greeting/hello.txt"), "hello again\n").unwrap();
+    std::fs::write(s.home().join("greeting/more/notes.md"), "new notes").unwrap();
+    let stopped = s.run(&["artifact", "put", folder, "--id", "team/greeting"]);
+    assert_eq!(stopped.code, 1, "{}", stopped.both());
+    assert!(
+        stopped.stderr.contains("it stopped after writing 1 of 3 files to the object store under artifacts/file_artifact_universe/team/greeting/")
+            && stopped.stderr.contains(" (1 more is the latest version's, stored already); no version was recorded, so nothing uses it yet, and a put of the same folder goes on from it"),
+        "{}",
+        stopped.stderr
+    );
+}

@@ -3,18 +3,24 @@
 //!
 //! Objects are write-once, so where a file goes decides whether it is copied again. A file whose
 //! sha256 and size are those of a file of the id's latest recorded version, whose object the store
-//! still holds at that size, is not copied: the new version names that object. Every other file goes
-//! under a prefix derived from the version's content (a hash of its sorted paths and sha256s), so a
-//! put stopped part-way and put again finds the objects it wrote there, each whole (a write lands
-//! whole or not at all), and writes only the rest; two puts of the same files at once write the same
-//! keys, and the one that comes second takes the object the first wrote. Whatever the store cannot
-//! answer (no metadata, no URL for a key) is written as it always was.
+//! still holds with those very bytes (read back and hashed to be sure), is not copied: the new version
+//! names that object. Every other file goes under a prefix derived from the version's content (a hash
+//! of its sorted paths and sha256s), so a put stopped part-way and put again finds the objects it
+//! wrote there, each read back the same way, and writes only the rest; two puts of the same files at
+//! once write the same keys, and the one that comes second takes the object the first wrote. An
+//! object whose bytes are not the file's (changed or damaged in the store since) is never named: the
+//! file is written anew, beside it when it holds the key. Whatever the store cannot answer (no
+//! metadata, no URL for a key) is written as it always was.
 
+use std::cell::Cell;
 use std::collections::HashMap;
+use std::sync::Arc;
 
 use serde_json::Value;
 use sha2::{Digest, Sha256};
 
+use crate::run::artifact_copy::holds_as_recorded;
+use crate::run::cancel::Cancel;
 use crate::stores::{Document, ObjectStore, StoreError, StoreResult};
 
 /// How many hex digits of the content hash name a version's prefix.
@@ -22,10 +28,33 @@ const CONTENT_HEX: usize = 32;
 
 /// Where one version's files go.
 pub(crate) struct Placement<'a> {
-    objects: &'a dyn ObjectStore,
+    objects: &'a Arc<dyn ObjectStore>,
+    /// Stops reading an object back; a read it stopped finds nothing to reuse.
+    cancel: &'a Cancel,
     prefix: String,
     /// Objects of the latest recorded version, by the sha256 and size of their bytes.
     reusable: HashMap<(String, u64), String>,
+    /// Set once an object of the latest version was found with other bytes than it recorded: none
+    /// of that version's objects is trusted after it.
+    latest_changed: Cell<bool>,
+}
+
+/// An object the store holds already with a file's bytes.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) enum Stored {
+    /// The latest recorded version's object, named again.
+    Latest(String),
+    /// The object at the file's key under the prefix, written by an earlier put of the same files.
+    UnderPrefix(String),
+}
+
+impl Stored {
+    /// The object's URL.
+    pub(crate) fn url(&self) -> &str {
+        match self {
+            Stored::Latest(url) | Stored::UnderPrefix(url) => url,
+        }
+    }
 }
 
 impl<'a> Placement<'a> {
@@ -33,9 +62,10 @@ impl<'a> Placement<'a> {
     /// segment>`, after any fixture prefix), reusing the objects of `latest` (the id's latest
     /// recorded version, when it has one). `fresh` trusts nothing already stored: the latest
     /// version's objects were found changed in the store, so the version is written whole under a
-    /// prefix of its own.
+    /// prefix of its own. `cancel` stops the reading back of an object.
     pub(crate) fn new<'f>(
-        objects: &'a dyn ObjectStore,
+        objects: &'a Arc<dyn ObjectStore>,
+        cancel: &'a Cancel,
         base: &str,
         files: impl IntoIterator<Item = (&'f str, &'f str)>,
         latest: Option<&Document>,
@@ -51,8 +81,10 @@ impl<'a> Placement<'a> {
         };
         Placement {
             objects,
+            cancel,
             prefix,
             reusable,
+            latest_changed: Cell::new(false),
         }
     }
 
@@ -66,33 +98,53 @@ impl<'a> Placement<'a> {
         format!("{}/{rel}", self.prefix)
     }
 
-    /// The URL of an object the store already holds with these bytes, so the file need not be
-    /// written: the latest version's object of the same sha256 and size, or one an earlier put of
-    /// the same files wrote at the file's key. `None` when the file is to be written, or when the
-    /// store cannot say.
-    pub(crate) fn stored(&self, rel: &str, sha256: &str, size: u64) -> Option<String> {
-        if let Some(url) = self.reusable.get(&(sha256.to_string(), size)) {
-            let held = self.objects.get_object_metadata_at(url);
-            if matches!(held, Ok(Some(ref m)) if m.size == Some(size)) {
-                return Some(url.clone());
-            }
-        }
-        self.written_at(&self.key(rel), size)
+    /// Whether an object of the latest version was found in the store with other bytes than that
+    /// version recorded (changed or damaged since it was put).
+    pub(crate) fn latest_changed(&self) -> bool {
+        self.latest_changed.get()
     }
 
-    /// Writes the file at `rel` of `size` bytes with `upload` (given the key, it returns the new
-    /// object's URL), unless the store holds it already. A key another put of the same files took
-    /// meanwhile is that put's object when its size is the file's; any other taken key has the file
-    /// written beside it, under a prefix of its own.
+    /// An object the store already holds with the bytes of the file at `rel` (its `sha256` and
+    /// `size`), so the file need not be written: the latest version's object of the same sha256 and
+    /// size, or one an earlier put of the same files wrote at the file's key, each read back and
+    /// found to be the file. `None` when the file is to be written, when the store cannot say, or
+    /// when `cancel` stopped a read (its caller then stops).
+    pub(crate) fn stored(&self, rel: &str, sha256: &str, size: u64) -> Option<Stored> {
+        if let Some(url) = self.reusable.get(&(sha256.to_string(), size)) {
+            if !self.latest_changed.get() {
+                match self.objects.get_object_metadata_at(url) {
+                    Ok(Some(m)) if m.size == Some(size) => {
+                        if self.holds(url, sha256, size) {
+                            return Some(Stored::Latest(url.clone()));
+                        }
+                        if self.cancel.is_cancelled() {
+                            return None;
+                        }
+                        self.latest_changed.set(true);
+                    }
+                    Ok(Some(m)) if m.size.is_some() => self.latest_changed.set(true),
+                    _ => {}
+                }
+            }
+        }
+        self.written_at(&self.key(rel), sha256, size)
+            .map(Stored::UnderPrefix)
+    }
+
+    /// Writes the file at `rel` (its `sha256` and `size`) with `upload` (given the key, it returns
+    /// the new object's URL), unless the store holds it already. A key another put of the same files
+    /// took meanwhile is that put's object when its bytes are the file's; any other taken key has the
+    /// file written beside it, under a prefix of its own.
     pub(crate) fn write(
         &self,
         rel: &str,
+        sha256: &str,
         size: u64,
         upload: &mut dyn FnMut(&str) -> StoreResult<String>,
     ) -> StoreResult<String> {
         let key = self.key(rel);
         match upload(&key) {
-            Err(StoreError::AlreadyExists(e)) => match self.written_at(&key, size) {
+            Err(StoreError::AlreadyExists(e)) => match self.written_at(&key, sha256, size) {
                 Some(url) => Ok(url),
                 None => {
                     let beside = format!("{}-{}/{rel}", self.prefix, crate::sandbox::random_hex(8));
@@ -106,13 +158,22 @@ impl<'a> Placement<'a> {
         }
     }
 
-    /// The URL of the object at `key` when the store holds one of `size` bytes there (a write lands
-    /// whole, so such an object is the file); `None` when it holds none, another size, or cannot say.
-    fn written_at(&self, key: &str, size: u64) -> Option<String> {
+    /// The URL of the object at `key` when the store holds one there of `size` bytes whose sha256
+    /// is `sha256` (read back to be sure: a write lands whole, but the store's copy may have been
+    /// changed since); `None` when it holds none, another one, or cannot say.
+    fn written_at(&self, key: &str, sha256: &str, size: u64) -> Option<String> {
         match self.objects.get_object_metadata(key) {
-            Ok(Some(m)) if m.size == Some(size) => self.objects.object_url(key).ok(),
+            Ok(Some(m)) if m.size == Some(size) => {
+                let url = self.objects.object_url(key).ok()?;
+                self.holds(&url, sha256, size).then_some(url)
+            }
             _ => None,
         }
+    }
+
+    /// Whether the object at `url` reads back as `size` bytes of sha256 `sha256`.
+    fn holds(&self, url: &str, sha256: &str, size: u64) -> bool {
+        holds_as_recorded(self.objects, url, (size, sha256), self.cancel)
     }
 }
 
@@ -181,41 +242,71 @@ mod tests {
     }
 
     fn put_bytes<'s>(
-        store: &'s dyn ObjectStore,
+        store: &'s Arc<dyn ObjectStore>,
         data: &'s [u8],
     ) -> impl FnMut(&str) -> StoreResult<String> + 's {
         move |key| store.put(key, data, crate::stores::DEFAULT_CONTENT_TYPE, false)
     }
 
+    fn sha(data: &[u8]) -> String {
+        hex::encode(Sha256::digest(data))
+    }
+
+    fn local(dir: &tempfile::TempDir) -> Arc<dyn ObjectStore> {
+        Arc::new(LocalFilesystemObjectStore::new(dir.path()))
+    }
+
     #[test]
     fn a_file_another_put_wrote_whole_is_taken_and_a_wrong_one_is_written_beside() {
         let dir = tempfile::tempdir().unwrap();
-        let store = LocalFilesystemObjectStore::new(dir.path());
-        let placement = Placement::new(&store, "artifacts/file/x", [("a", "11")], None, false);
+        let store = local(&dir);
+        let cancel = Cancel::new();
+        let (abc, abd) = (sha(b"abc"), sha(b"abd"));
+        let placement = Placement::new(
+            &store,
+            &cancel,
+            "artifacts/file/x",
+            [("a", "11")],
+            None,
+            false,
+        );
         let key = placement.key("a");
         // Another put of the same files wrote it first.
         let first = store
             .put(&key, b"abc", crate::stores::DEFAULT_CONTENT_TYPE, false)
             .unwrap();
-        assert_eq!(placement.stored("a", "11", 3), Some(first.clone()));
+        assert_eq!(
+            placement.stored("a", &abc, 3),
+            Some(Stored::UnderPrefix(first.clone()))
+        );
         let url = placement
-            .write("a", 3, &mut put_bytes(&store, b"abc"))
+            .write("a", &abc, 3, &mut put_bytes(&store, b"abc"))
             .unwrap();
         assert_eq!(url, first);
         // An object of another size at the key is not the file: it goes beside, the key untouched.
-        assert_eq!(placement.stored("a", "11", 4), None);
+        assert_eq!(placement.stored("a", &sha(b"abcd"), 4), None);
         let beside = placement
-            .write("a", 4, &mut put_bytes(&store, b"abcd"))
+            .write("a", &sha(b"abcd"), 4, &mut put_bytes(&store, b"abcd"))
             .unwrap();
         assert_ne!(beside, first);
         assert_eq!(store.get(&beside).unwrap(), b"abcd");
         assert_eq!(store.get(&first).unwrap(), b"abc");
+        // Nor is one of the same size with other bytes.
+        assert_eq!(placement.stored("a", &abd, 3), None);
+        let other = placement
+            .write("a", &abd, 3, &mut put_bytes(&store, b"abd"))
+            .unwrap();
+        assert_ne!(other, first);
+        assert_eq!(store.get(&other).unwrap(), b"abd");
+        assert!(!placement.latest_changed());
     }
 
     #[test]
     fn the_latest_versions_object_of_the_same_bytes_is_named_again_while_the_store_holds_it() {
         let dir = tempfile::tempdir().unwrap();
-        let store = LocalFilesystemObjectStore::new(dir.path());
+        let store = local(&dir);
+        let cancel = Cancel::new();
+        let abc = sha(b"abc");
         let old = store
             .put(
                 "artifacts/file/x/old/a",
@@ -225,45 +316,71 @@ mod tests {
             )
             .unwrap();
         let serde_json::Value::Object(latest) = serde_json::json!({"files": [
-            {"path": "a", "object_url": old, "sha256": "11", "size": 3}
+            {"path": "a", "object_url": old, "sha256": abc, "size": 3}
         ]}) else {
             unreachable!()
         };
-        let placement = Placement::new(
-            &store,
-            "artifacts/file/x",
-            [("a", "11")],
-            Some(&latest),
-            false,
+        let placed = || {
+            Placement::new(
+                &store,
+                &cancel,
+                "artifacts/file/x",
+                [("a", abc.as_str())],
+                Some(&latest),
+                false,
+            )
+        };
+        let placement = placed();
+        assert_eq!(
+            placement.stored("a", &abc, 3),
+            Some(Stored::Latest(old.clone()))
         );
-        assert_eq!(placement.stored("a", "11", 3), Some(old.clone()));
-        assert_eq!(placement.stored("a", "12", 3), None);
+        assert_eq!(placement.stored("a", &sha(b"abd"), 3), None);
+        assert!(!placement.latest_changed());
         // Once the store found it changed, nothing is taken on trust.
         let fresh = Placement::new(
             &store,
+            &cancel,
             "artifacts/file/x",
-            [("a", "11")],
+            [("a", abc.as_str())],
             Some(&latest),
             true,
         );
-        assert_eq!(fresh.stored("a", "11", 3), None);
+        assert_eq!(fresh.stored("a", &abc, 3), None);
         assert_ne!(fresh.prefix(), placement.prefix());
+        // Its bytes changed in the store, its size the same: it is not named, and said changed.
+        let path = dir.path().join("artifacts/file/x/old/a");
+        std::fs::write(&path, b"ABC").unwrap();
+        let placement = placed();
+        assert_eq!(placement.stored("a", &abc, 3), None);
+        assert!(placement.latest_changed());
         std::fs::remove_dir_all(dir.path().join("artifacts/file/x/old")).unwrap();
-        assert_eq!(placement.stored("a", "11", 3), None);
+        let placement = placed();
+        assert_eq!(placement.stored("a", &abc, 3), None);
+        assert!(!placement.latest_changed(), "gone is not changed");
     }
 
     #[test]
     fn a_store_that_cannot_say_what_it_holds_is_written_to() {
-        let store = Bare::default();
-        let placement = Placement::new(&store, "artifacts/file/x", [("a", "11")], None, false);
-        assert_eq!(placement.stored("a", "11", 3), None);
+        let store: Arc<dyn ObjectStore> = Arc::new(Bare::default());
+        let cancel = Cancel::new();
+        let abc = sha(b"abc");
+        let placement = Placement::new(
+            &store,
+            &cancel,
+            "artifacts/file/x",
+            [("a", "11")],
+            None,
+            false,
+        );
+        assert_eq!(placement.stored("a", &abc, 3), None);
         let url = placement
-            .write("a", 3, &mut put_bytes(&store, b"abc"))
+            .write("a", &abc, 3, &mut put_bytes(&store, b"abc"))
             .unwrap();
         assert_eq!(url, format!("bare://{}", placement.key("a")));
         // Its key taken (a put of the same files at once), it cannot tell the object is the file.
         let again = placement
-            .write("a", 3, &mut put_bytes(&store, b"abc"))
+            .write("a", &abc, 3, &mut put_bytes(&store, b"abc"))
             .unwrap();
         assert_ne!(again, url);
         assert_eq!(store.get(&again).unwrap(), b"abc");
