@@ -16,10 +16,9 @@ use std::cell::Cell;
 use std::collections::HashMap;
 use std::sync::Arc;
 
-use serde_json::Value;
 use sha2::{Digest, Sha256};
 
-use crate::run::artifact_copy::holds_as_recorded;
+use crate::run::artifact_copy::{holds_as_recorded, recorded_files};
 use crate::run::cancel::Cancel;
 use crate::stores::{Document, ObjectStore, StoreError, StoreResult};
 
@@ -195,20 +194,15 @@ fn content_hash<'f>(files: impl IntoIterator<Item = (&'f str, &'f str)>) -> Stri
 
 /// The objects a recorded version's document names, by the sha256 and size it records for them.
 fn recorded_objects(doc: &Document) -> HashMap<(String, u64), String> {
-    doc.get("files")
-        .and_then(Value::as_array)
-        .map(|files| {
-            files
-                .iter()
-                .filter_map(|f| {
-                    let sha256 = f.get("sha256")?.as_str()?.to_string();
-                    let size = f.get("size")?.as_u64()?;
-                    let url = f.get("object_url")?.as_str()?.to_string();
-                    Some(((sha256, size), url))
-                })
-                .collect()
+    recorded_files(doc)
+        .into_iter()
+        .filter_map(|(url, recorded)| {
+            Some((
+                (recorded.sha256?.to_string(), recorded.size?),
+                url.to_string(),
+            ))
         })
-        .unwrap_or_default()
+        .collect()
 }
 
 #[cfg(test)]
