@@ -258,10 +258,24 @@ impl ExitWatch {
     }
 }
 
+impl crate::live_groups::WatchedGroup for ExitWatch {
+    fn leader(&self) -> i32 {
+        self.pid
+    }
+
+    fn has_ended(&self) -> bool {
+        self.ended().is_some()
+    }
+
+    fn kill_group_now(&self) -> bool {
+        ExitWatch::kill_group_now(self)
+    }
+}
+
 impl Drop for ExitWatch {
     fn drop(&mut self) {
         if self.own_group {
-            crate::live_groups::left(self);
+            crate::live_groups::left(self as *const ExitWatch as *const ());
         }
     }
 }
@@ -285,5 +299,68 @@ fn reap(pid: i32) -> Option<Ended> {
         Some(Ended::Signaled(libc::WTERMSIG(status)))
     } else {
         None
+    }
+}
+
+#[cfg(test)]
+mod live_group_tests {
+    use super::*;
+    use crate::live_groups::{is_listed, watch_plugin_groups};
+    use std::io::{BufRead, BufReader};
+    use std::os::unix::process::CommandExt;
+    use std::process::{Command, Stdio};
+    use std::sync::{Arc, Mutex};
+    use std::time::Instant;
+
+    fn gone(pid: i32) -> bool {
+        std::fs::read_to_string(format!("/proc/{pid}/stat")).map_or(true, |stat| {
+            stat.rsplit(')')
+                .next()
+                .is_some_and(|rest| rest.trim_start().starts_with('Z'))
+        })
+    }
+
+    /// A plugin-like child leading its own group, whose own child stays in the group: a watcher hears
+    /// of the group at once (it is already running), and the group's kill takes both. (The kill of
+    /// every group is left to the black-box tests: here it would reach other tests' children.)
+    #[test]
+    // The child is reaped by its exit watch, as a plugin is.
+    #[allow(clippy::zombie_processes)]
+    fn a_watcher_hears_of_a_running_group_and_its_kill_takes_the_whole_group() {
+        let mut child = Command::new("/bin/sh")
+            .args(["-c", "sleep 300 & echo $!; exec sleep 300"])
+            .stdout(Stdio::piped())
+            .process_group(0)
+            .spawn()
+            .unwrap();
+        let pid = child.id();
+        let mut line = String::new();
+        BufReader::new(child.stdout.take().unwrap())
+            .read_line(&mut line)
+            .unwrap();
+        let grandchild: i32 = line.trim().parse().unwrap();
+        let watch = ExitWatch::start(pid, true, "test", |_| {}).unwrap();
+        let heard = Arc::new(Mutex::new(Vec::new()));
+        let told = heard.clone();
+        let watched = watch_plugin_groups(move |pid| told.lock().unwrap().push(pid));
+        assert!(heard.lock().unwrap().contains(&pid));
+        assert!(is_listed(pid as i32));
+        assert!(watch.kill_group_now());
+        assert!(watch.wait_timeout(Duration::from_secs(60)).is_some());
+        let deadline = Instant::now() + Duration::from_secs(60);
+        while !gone(grandchild) {
+            assert!(
+                Instant::now() < deadline,
+                "the plugin's child outlived the kill"
+            );
+            std::thread::sleep(Duration::from_millis(10));
+        }
+        drop(watched);
+        drop(watch);
+        // The reaper lets its hold on the watch go just after the exit it saw.
+        while is_listed(pid as i32) {
+            assert!(Instant::now() < deadline, "a watch that went stays listed");
+            std::thread::sleep(Duration::from_millis(10));
+        }
     }
 }

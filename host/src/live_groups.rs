@@ -1,6 +1,6 @@
 //! The process groups of the plugins this process started that may still hold a process: one list
-//! for the whole process, kept as each plugin's exit is watched ([`crate::exit::ExitWatch`]: a group
-//! joins when the watch starts and leaves when the watch goes, or once the group is seen empty).
+//! for the whole process, kept as each plugin's exit is watched (the exit watch, a [`WatchedGroup`]: a
+//! group joins when the watch starts and leaves when the watch goes, or once the group is seen empty).
 //!
 //! Two uses. A command stopped at once (a second Ctrl-C while a run tears down) kills every group on
 //! the list before it exits ([`kill_plugin_groups`]): the kernel's parent-death signal ends each
@@ -16,13 +16,22 @@ use std::sync::{Arc, Mutex, MutexGuard, Weak};
 use std::time::Duration;
 
 use crate::descendants::{self, ProcessTable};
-use crate::exit::ExitWatch;
+
+/// What the list needs of the watch of a plugin that leads a process group of its own.
+pub(crate) trait WatchedGroup: Send + Sync {
+    /// The plugin's pid: the group's id.
+    fn leader(&self) -> i32;
+    /// Whether the plugin has ended (its group may still hold its children).
+    fn has_ended(&self) -> bool;
+    /// SIGKILLs the whole group at once while it may still hold a process; whether it sent the signal.
+    fn kill_group_now(&self) -> bool;
+}
 
 /// Told the pid of each plugin process that leads a group of its own (the group's id).
 type Watcher = Arc<dyn Fn(u32) + Send + Sync>;
 
 struct Registry {
-    groups: Vec<Weak<ExitWatch>>,
+    groups: Vec<Weak<dyn WatchedGroup>>,
     watchers: Vec<(u64, Watcher)>,
     next_watcher: u64,
 }
@@ -38,27 +47,35 @@ fn registry() -> MutexGuard<'static, Registry> {
 }
 
 /// Puts the group `watch` leads on the list, and tells the watchers.
-pub(crate) fn joined(watch: &Arc<ExitWatch>) {
+pub(crate) fn joined<W: WatchedGroup + 'static>(watch: &Arc<W>) {
+    let listed: Weak<W> = Arc::downgrade(watch);
+    let listed: Weak<dyn WatchedGroup> = listed;
     let watchers: Vec<Watcher> = {
         let mut registry = registry();
-        registry.groups.push(Arc::downgrade(watch));
+        registry.groups.push(listed);
         registry.watchers.iter().map(|(_, w)| w.clone()).collect()
     };
-    let pid = watch.pid() as u32;
+    let pid = watch.leader() as u32;
     for watcher in watchers {
         watcher(pid);
     }
 }
 
-/// Takes the group of the watch at `watch` off the list (its watch is going).
-pub(crate) fn left(watch: *const ExitWatch) {
+/// Takes the group of the watch at `watch` (its address) off the list: its watch is going.
+pub(crate) fn left(watch: *const ()) {
     registry()
         .groups
-        .retain(|w| !std::ptr::eq(w.as_ptr(), watch) && w.strong_count() > 0);
+        .retain(|w| !std::ptr::eq(w.as_ptr() as *const (), watch) && w.strong_count() > 0);
+}
+
+/// Whether the group `leader` leads is on the list.
+#[cfg(test)]
+pub(crate) fn is_listed(leader: i32) -> bool {
+    live().iter().any(|w| w.leader() == leader)
 }
 
 /// The watches of the groups on the list, taken out of the lock.
-fn live() -> Vec<Arc<ExitWatch>> {
+fn live() -> Vec<Arc<dyn WatchedGroup>> {
     registry().groups.iter().filter_map(Weak::upgrade).collect()
 }
 
@@ -75,8 +92,8 @@ pub fn kill_plugin_groups() -> usize {
     let table = ProcessTable::read();
     let escaped: Vec<_> = watches
         .iter()
-        .filter(|w| w.ended().is_none())
-        .flat_map(|w| table.descendants_of(w.pid()))
+        .filter(|w| !w.has_ended())
+        .flat_map(|w| table.descendants_of(w.leader()))
         .collect();
     let killed = watches.iter().filter(|w| w.kill_group_now()).count();
     descendants::kill_all(&escaped, Duration::ZERO);
@@ -115,76 +132,15 @@ pub fn watch_plugin_groups(watcher: impl Fn(u32) + Send + Sync + 'static) -> Plu
         let id = registry.next_watcher;
         registry.next_watcher += 1;
         registry.watchers.push((id, watcher.clone()));
-        let running: Vec<Arc<ExitWatch>> =
+        let running: Vec<Arc<dyn WatchedGroup>> =
             registry.groups.iter().filter_map(Weak::upgrade).collect();
         (id, running)
     };
     for watch in &running {
-        if watch.ended().is_none() {
-            watcher(watch.pid() as u32);
+        if !watch.has_ended() {
+            watcher(watch.leader() as u32);
         }
     }
     drop(running);
     PluginGroupsWatched(id)
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-    use std::io::{BufRead, BufReader};
-    use std::os::unix::process::CommandExt;
-    use std::process::{Command, Stdio};
-    use std::time::Instant;
-
-    fn gone(pid: i32) -> bool {
-        std::fs::read_to_string(format!("/proc/{pid}/stat")).map_or(true, |stat| {
-            stat.rsplit(')')
-                .next()
-                .is_some_and(|rest| rest.trim_start().starts_with('Z'))
-        })
-    }
-
-    /// A plugin-like child leading its own group, whose own child stays in the group: a watcher hears
-    /// of the group at once (it is already running), and the group's kill takes both. (The kill of
-    /// every group is left to the black-box tests: here it would reach other tests' children.)
-    #[test]
-    // The child is reaped by its exit watch, as a plugin is.
-    #[allow(clippy::zombie_processes)]
-    fn a_watcher_hears_of_a_running_group_and_its_kill_takes_the_whole_group() {
-        let mut child = Command::new("/bin/sh")
-            .args(["-c", "sleep 300 & echo $!; exec sleep 300"])
-            .stdout(Stdio::piped())
-            .process_group(0)
-            .spawn()
-            .unwrap();
-        let pid = child.id();
-        let mut line = String::new();
-        BufReader::new(child.stdout.take().unwrap())
-            .read_line(&mut line)
-            .unwrap();
-        let grandchild: i32 = line.trim().parse().unwrap();
-        let watch = ExitWatch::start(pid, true, "test", |_| {}).unwrap();
-        let heard = Arc::new(Mutex::new(Vec::new()));
-        let told = heard.clone();
-        let watched = watch_plugin_groups(move |pid| told.lock().unwrap().push(pid));
-        assert!(heard.lock().unwrap().contains(&pid));
-        assert!(live().iter().any(|w| w.pid() == pid as i32));
-        assert!(watch.kill_group_now());
-        assert!(watch.wait_timeout(Duration::from_secs(60)).is_some());
-        let deadline = Instant::now() + Duration::from_secs(60);
-        while !gone(grandchild) {
-            assert!(
-                Instant::now() < deadline,
-                "the plugin's child outlived the kill"
-            );
-            std::thread::sleep(Duration::from_millis(10));
-        }
-        drop(watched);
-        drop(watch);
-        // The reaper lets its hold on the watch go just after the exit it saw.
-        while live().iter().any(|w| w.pid() == pid as i32) {
-            assert!(Instant::now() < deadline, "a watch that went stays listed");
-            std::thread::sleep(Duration::from_millis(10));
-        }
-    }
 }
