@@ -1,4 +1,4 @@
-//! Ctrl-C, SIGTERM and SIGHUP during a change: the first one is noted (the installer finishes, then the change is
+//! Ctrl-C, SIGTERM, SIGHUP and Ctrl-\ (SIGQUIT) during a change: the first one is noted (the installer finishes, then the change is
 //! rolled back); a second one stops the installer at once.
 
 use std::process::{Child, Command, ExitStatus};
@@ -9,7 +9,7 @@ use std::time::Duration;
 use super::error::InstallError;
 use crate::output::Output;
 
-/// Counts SIGINT, SIGTERM and SIGHUP from the moment it is installed, and notes which came first.
+/// Counts SIGINT, SIGTERM, SIGHUP and SIGQUIT from the moment it is installed, and notes which came first.
 #[derive(Clone)]
 pub struct Interrupts {
     count: Arc<AtomicUsize>,
@@ -22,8 +22,8 @@ impl Interrupts {
     pub fn install() -> Interrupts {
         let count = Arc::new(AtomicUsize::new(0));
         let first = Arc::new(AtomicI32::new(0));
-        use signal_hook::consts::{SIGHUP, SIGINT, SIGTERM};
-        for signal in [SIGINT, SIGTERM, SIGHUP] {
+        use signal_hook::consts::{SIGHUP, SIGINT, SIGQUIT, SIGTERM};
+        for signal in [SIGINT, SIGTERM, SIGHUP, SIGQUIT] {
             let c = Arc::clone(&count);
             let f = Arc::clone(&first);
             // SAFETY: the handler only touches atomics, which is async-signal-safe.

@@ -188,14 +188,23 @@ fn answer(interrupts: &interrupt::Interrupts) -> Result<Option<String>, InstallE
         if ready < 0 {
             return Ok(None);
         }
+        // The terminal closed (its window, an ssh connection): the kernel sends SIGHUP with it, which
+        // may land only after this read sees the end; the question ends as that signal ends it.
+        let hung_up = stdin.revents & libc::POLLHUP != 0;
         let mut buf = [0u8; 256];
         // SAFETY: read writes at most `buf.len()` bytes into `buf`, which lives across the call.
         let n = unsafe { libc::read(libc::STDIN_FILENO, buf.as_mut_ptr().cast(), buf.len()) };
         match n {
+            0 if hung_up => return Err(InstallError::InterruptedAtQuestion(libc::SIGHUP)),
             0 => return Ok(None),
             n if n < 0 => {
-                if std::io::Error::last_os_error().kind() == std::io::ErrorKind::Interrupted {
+                let error = std::io::Error::last_os_error();
+                if error.kind() == std::io::ErrorKind::Interrupted {
                     continue;
+                }
+                // A terminal that hung up answers reads with EIO.
+                if hung_up || error.raw_os_error() == Some(libc::EIO) {
+                    return Err(InstallError::InterruptedAtQuestion(libc::SIGHUP));
                 }
                 return Ok(None);
             }

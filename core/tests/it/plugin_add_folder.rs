@@ -517,6 +517,18 @@ fn ctrl_c_at_the_question_changes_nothing_and_says_so() {
         "{shown:?}"
     );
     assert_eq!(before, tree(&sb.plugins_dir()));
+    // Ctrl-\ too, which would otherwise end the process where it stood.
+    let (code, shown) = interrupted_at_the_question(
+        &sb,
+        &["plugin", "add", src.to_str().unwrap()],
+        libc::SIGQUIT,
+    );
+    assert_eq!(code, 131, "{shown:?}");
+    assert!(
+        shown.ends_with("Proceed? [y/N] \nInterrupted at the question: nothing was installed.\n"),
+        "{shown:?}"
+    );
+    assert_eq!(before, tree(&sb.plugins_dir()));
     // The change lock went with the process: the next change goes ahead.
     let (code, _, err) = output(&sb, &["plugin", "add", src.to_str().unwrap(), "--yes"]);
     assert_eq!(code, 0, "{err}");
