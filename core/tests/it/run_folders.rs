@@ -1527,6 +1527,27 @@ pub(crate) fn users_entry(uid: u32) -> Option<(String, std::path::PathBuf)> {
         std::ffi::OsStr::from_bytes(home.to_bytes()).into(),
     ))
 }
+/// The name and home folder of the user [`NOBODY`] where a test may run agent-env as that user and
+/// its home folder is not there, nor can be made (its nearest folder that is there is root's and
+/// closed to others): a container's nobody, at /nonexistent. None, said as a skip, where the test
+/// is not run as root, the user database lacks the user, or the folder is there or could be made.
+pub(crate) fn nobody_without_a_home_folder() -> Option<(String, std::path::PathBuf)> {
+    use std::os::unix::fs::MetadataExt;
+    let Some((nobody, home)) = users_entry(NOBODY).filter(|_| as_root()) else {
+        eprintln!("skipped: needs root, and a user database entry for uid {NOBODY}");
+        return None;
+    };
+    let nearest = home.ancestors().find(|p| p.exists())?.to_path_buf();
+    let meta = std::fs::metadata(&nearest).ok()?;
+    if nearest == home || meta.uid() != 0 || meta.mode() & 0o002 != 0 {
+        eprintln!(
+            "skipped: {nobody}'s home folder {} is there, or could be made",
+            home.display()
+        );
+        return None;
+    }
+    Some((nobody, home))
+}
 
 /// Sets `path`'s permission bits to `mode`.
 pub(crate) fn set_mode(path: &std::path::Path, mode: u32) {
@@ -1591,21 +1612,11 @@ fn a_state_folder_that_cannot_be_made_names_the_folder_that_refuses() {
 /// way to that home (its nearest folder that is there is root's and closed to others).
 #[test]
 fn a_run_with_home_unset_and_no_home_folder_says_to_set_home() {
-    use std::os::unix::fs::MetadataExt;
     use std::os::unix::process::CommandExt;
-    let Some((nobody, home)) = users_entry(NOBODY).filter(|_| as_root()) else {
-        eprintln!("skipped: needs root, and a user database entry for uid {NOBODY}");
+    let Some((nobody, home)) = nobody_without_a_home_folder() else {
         return;
     };
     let nearest = home.ancestors().find(|p| p.exists()).unwrap().to_path_buf();
-    let meta = std::fs::metadata(&nearest).unwrap();
-    if nearest == home || meta.uid() != 0 || meta.mode() & 0o002 != 0 {
-        eprintln!(
-            "skipped: {nobody}'s home folder {} is there, or could be made",
-            home.display()
-        );
-        return;
-    }
     let s = Sandboxed::new();
     for open in [s.dir.path(), &s.home()] {
         set_mode(open, 0o755);

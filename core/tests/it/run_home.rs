@@ -4,7 +4,7 @@
 
 use std::path::Path;
 
-use crate::run_folders::{as_root, set_mode, users_entry, NOBODY};
+use crate::run_folders::{nobody_without_a_home_folder, set_mode, users_entry, NOBODY};
 use crate::support::run::{Ran, Sandboxed};
 
 /// A stored task with a sandbox and a check that passes.
@@ -30,6 +30,29 @@ fn warned_in(doc: &serde_json::Value, said: &str) -> bool {
         .unwrap()
         .iter()
         .any(|w| w["message"].as_str().unwrap().starts_with(said) && w["path"].is_null())
+}
+
+/// `task run team/t` (through `run`, which sets the variable under test) says `said` once, as a
+/// warning on stderr before the task's first step in its log (under `state`), and once in
+/// `--json`'s warnings.
+fn said_once_before_the_task(run: impl Fn(&[&str]) -> Ran, state: &Path, said: &str) {
+    let ran = run(&["task", "run", "team/t", "-q"]);
+    assert_eq!(ran.code, 0, "{}", ran.both());
+    assert_eq!(
+        ran.stderr.matches(&format!("Warning: {said}")).count(),
+        1,
+        "{}",
+        ran.stderr
+    );
+    let log = the_log(state);
+    let said_at = log.find(said).expect(&log);
+    assert!(said_at < log.find("[team/t]").expect(&log), "{log}");
+
+    let ran = run(&["task", "run", "team/t", "--json"]);
+    assert_eq!(ran.code, 0, "{}", ran.both());
+    let doc: serde_json::Value = serde_json::from_str(&ran.stdout).unwrap();
+    assert!(warned_in(&doc, said), "{doc:#}");
+    assert_eq!(ran.stderr.matches(said).count(), 1, "{}", ran.stderr);
 }
 
 /// HOME set to a relative path is ignored, as a relative XDG variable is: the warning names it, the
@@ -100,23 +123,7 @@ fn a_stored_task_run_says_a_relative_xdg_state_home_before_it_starts() {
         "XDG_STATE_HOME is 'relstate', a relative path, which the XDG spec says to ignore: using {}; set it to an absolute path",
         s.home().join(".local/state").display()
     );
-    let ran = run(&["task", "run", "team/t", "-q"]);
-    assert_eq!(ran.code, 0, "{}", ran.both());
-    assert_eq!(
-        ran.stderr.matches(&format!("Warning: {said}")).count(),
-        1,
-        "{}",
-        ran.stderr
-    );
-    let log = the_log(&state);
-    let said_at = log.find(&said).expect(&log);
-    assert!(said_at < log.find("[team/t]").expect(&log), "{log}");
-
-    let ran = run(&["task", "run", "team/t", "--json"]);
-    assert_eq!(ran.code, 0, "{}", ran.both());
-    let doc: serde_json::Value = serde_json::from_str(&ran.stdout).unwrap();
-    assert!(warned_in(&doc, &said), "{doc:#}");
-    assert_eq!(ran.stderr.matches(&said).count(), 1, "{}", ran.stderr);
+    said_once_before_the_task(run, &state, &said);
 }
 
 /// `task run` with HOME unset, whose user's home folder in the user database is not there (a
@@ -126,21 +133,10 @@ fn a_stored_task_run_says_a_relative_xdg_state_home_before_it_starts() {
 /// on the way to that home.
 #[test]
 fn a_stored_task_run_with_home_unset_and_no_home_folder_says_to_set_home() {
-    use std::os::unix::fs::MetadataExt;
     use std::os::unix::process::CommandExt;
-    let Some((nobody, home)) = users_entry(NOBODY).filter(|_| as_root()) else {
-        eprintln!("skipped: needs root, and a user database entry for uid {NOBODY}");
+    let Some((nobody, home)) = nobody_without_a_home_folder() else {
         return;
     };
-    let nearest = home.ancestors().find(|p| p.exists()).unwrap().to_path_buf();
-    let meta = std::fs::metadata(&nearest).unwrap();
-    if nearest == home || meta.uid() != 0 || meta.mode() & 0o002 != 0 {
-        eprintln!(
-            "skipped: {nobody}'s home folder {} is there, or could be made",
-            home.display()
-        );
-        return;
-    }
     let s = Sandboxed::new();
     for open in [s.dir.path(), &s.home()] {
         set_mode(open, 0o755);
@@ -200,23 +196,7 @@ fn a_stored_task_run_says_a_relative_home_before_it_starts() {
     };
     let put = run(&["task", "put", "t.json", "--id", "team/t"]);
     assert_eq!(put.code, 0, "{}", put.both());
-    let ran = run(&["task", "run", "team/t", "-q"]);
-    assert_eq!(ran.code, 0, "{}", ran.both());
-    assert_eq!(
-        ran.stderr.matches(&format!("Warning: {said}")).count(),
-        1,
-        "{}",
-        ran.stderr
-    );
-    let log = the_log(&s.state());
-    let said_at = log.find(&said).expect(&log);
-    assert!(said_at < log.find("[team/t]").expect(&log), "{log}");
-
-    let ran = run(&["task", "run", "team/t", "--json"]);
-    assert_eq!(ran.code, 0, "{}", ran.both());
-    let doc: serde_json::Value = serde_json::from_str(&ran.stdout).unwrap();
-    assert!(warned_in(&doc, &said), "{doc:#}");
-    assert_eq!(ran.stderr.matches(&said).count(), 1, "{}", ran.stderr);
+    said_once_before_the_task(run, &s.state(), &said);
 }
 
 /// A command that opens a built-in local store at its default folder, under the state folder, says
