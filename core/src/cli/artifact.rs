@@ -1,5 +1,6 @@
 //! `agent-env artifact put FOLDER --id ID`: a folder's files as a stored artifact in the configured
-//! stores, for stored tasks to load; `artifact get ID`: what a version holds.
+//! stores, for stored tasks to load; `artifact get ID`: what a version holds, a stored artifact's or
+//! (by its @local id) one a bundle run recorded.
 
 use clap::{Args, Subcommand};
 use serde_json::Value;
@@ -7,9 +8,9 @@ use serde_json::Value;
 use super::terminal::ERASE_LINE;
 use super::{Exit, Failure, Terminal};
 use crate::run::cancel::{watch_signals, Cancel, Signalled};
+use crate::run::stored_artifact;
 use crate::run::stored_artifact::verify::{verify_files, FileVerdict};
-use crate::run::stored_artifact::FileUnderWay;
-use crate::run::{stored_artifact, stored_task};
+use crate::run::stored_artifact::{reading, FileUnderWay};
 use crate::session::Session;
 use crate::table::width;
 use crate::words::{byte_size, plural};
@@ -25,13 +26,15 @@ pub enum ArtifactCommand {
     /// Store a folder's files in the configured stores as the next version of an artifact, for stored
     /// tasks (agent-env task put) to load.
     Put(PutArgs),
-    /// Show a stored artifact: its latest version (or the one asked for) and its files.
+    /// Show an artifact (a stored one, or one a bundle run recorded): its latest version (or the one
+    /// asked for) and its files.
     Get(GetArgs),
 }
 
 #[derive(Args)]
 pub struct GetArgs {
-    /// The stored artifact's id.
+    /// The artifact's id: a stored artifact's (team/greeting), or the @local id a bundle run gave an
+    /// artifact of its bundle's artifacts/ folder.
     pub id: String,
     /// This version instead of the latest.
     #[arg(long, value_name = "N")]
@@ -68,14 +71,15 @@ pub fn run(args: ArtifactArgs, session: &Session, term: &Terminal) -> Exit {
 }
 
 fn get(args: GetArgs, session: &Session, term: &Terminal) -> Exit {
-    let mut doc =
-        stored_task::get_document(session, stored_task::ARTIFACTS, &args.id, args.version)
-            .map_err(|e| Failure::new(e.to_string()))?;
+    // A bundle's artifact (an @local id) is read from the local stores its run wrote, a stored one
+    // from the configured stores; --verify reads the files from the object store of the same pair.
+    let mut doc = reading::get_artifact(session, &args.id, args.version)
+        .map_err(|e| Failure::new(e.to_string()))?;
     let verdicts = match args.verify {
         true => {
-            let stores =
-                stored_task::configured_stores(session).map_err(|e| Failure::new(e.to_string()))?;
-            Some(verify_files(&stores.objects, &doc, &Cancel::new()))
+            let objects = reading::object_store_of(session, &args.id)
+                .map_err(|e| Failure::new(e.to_string()))?;
+            Some(verify_files(&objects, &doc, &Cancel::new()))
         }
         false => None,
     };

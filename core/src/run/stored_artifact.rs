@@ -34,6 +34,7 @@ use crate::session::Session;
 use crate::stores::{Document, Filter, StoreError, VersionedEntityStore};
 
 pub(crate) mod placement;
+pub mod reading;
 mod recording;
 pub mod verify;
 
