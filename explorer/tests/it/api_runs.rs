@@ -387,7 +387,8 @@ fn run_requests_that_cannot_be_done_are_refused_with_the_reason() {
     );
     r.expect(404);
     assert!(r.detail().as_str().unwrap().contains("no run of task"));
-    // A run `agent-env run` started is said to be that process's, and how it is cancelled.
+    // A run `agent-env run` started, which has ended, is said to have ended (more in
+    // api_cancel_elsewhere).
     let instances = server
         .get(&format!("/api/v1/tasks/{task}/instances"))
         .expect(200)
@@ -397,12 +398,12 @@ fn run_requests_that_cannot_be_done_are_refused_with_the_reason() {
         &format!("/api/v1/tasks/{task}/cancel-run"),
         &json!({"instance_id": instance}).to_string(),
     );
-    let detail = r.expect(404).detail();
+    let detail = r.expect(409).detail();
     assert!(
         detail
             .as_str()
             .unwrap()
-            .contains("was started by agent-env run in another process, not by this explorer: Ctrl-C in its terminal"),
+            .contains("has already ended, so there is nothing to cancel"),
         "{detail}"
     );
     // A path id whose percent-encoding is not UTF-8 is a 422 naming the path's parameter, as such a

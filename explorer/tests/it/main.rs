@@ -6,6 +6,7 @@
 
 mod support;
 
+mod api_cancel_elsewhere;
 mod api_config;
 mod api_entities;
 mod api_guards;

@@ -69,6 +69,9 @@ pub enum Failure {
     Ambiguous,
     /// 409: a run asked for that things as they are now stop.
     CantRunNow,
+    /// 409 of a cancel: a short instance id that ends several instances' ids, or runs named that
+    /// have all ended (one status answers both).
+    NothingToCancel,
     /// 413: a request body over 2 MB.
     TooLarge,
     /// 415: a request body not sent as JSON.
@@ -95,7 +98,7 @@ impl Failure {
             CrossSite => 403,
             NotFound => 404,
             MethodNotAllowed => 405,
-            Ambiguous | CantRunNow => 409,
+            Ambiguous | CantRunNow | NothingToCancel => 409,
             TooLarge => 413,
             NotJson => 415,
             Misdirected => 421,
@@ -113,6 +116,7 @@ impl Failure {
             MethodNotAllowed => "the path does not take the request's method: the detail and the Allow header name those it takes (HEAD wherever GET is served)",
             Ambiguous => "a short instance id (the end agent-env task list prints) that ends several instances' ids: the detail names them; give the whole id",
             CantRunNow => "the run can't start as things are now: the task's bundle no longer has it or can't be found, the task is a stored one (agent-env task run runs it), or the run stopped before it started; the detail says which and what to do",
+            NothingToCancel => "a short instance id (the end agent-env task list prints) that ends several instances' ids (the detail names them; give the whole id), or runs named that have all ended, so there is nothing to cancel: the detail names each instance and how it ended (completed, failed, was cancelled, or recorded as running by a run that ended without finishing it)",
             TooLarge => "the request body is larger than the 2 MB the API reads",
             NotJson => "the request body is sent with a Content-Type other than application/json, or with none (a request with no body and no type is read as {})",
             Misdirected => "the request is for a host the explorer does not serve: its Host header (or an absolute-form target) names none of localhost, 127.0.0.1, [::1] and [explorer] allowed_hosts, or no host at all",
@@ -267,7 +271,7 @@ impl Operation {
             CancelRuns => &[
                 BadRequest,
                 NotFound,
-                Ambiguous,
+                NothingToCancel,
                 TooLarge,
                 NotJson,
                 Invalid,

@@ -1,5 +1,7 @@
 //! `POST /tasks/{task_id}/cancel-run`: the runs of a task this explorer started, named by workflow,
-//! instance or run group, cancelled; and why a run it did not start cannot be.
+//! instance or run group, cancelled; and why a run it did not start cannot be: it has ended (409,
+//! with its status), or it runs in another process (404, naming what started it when the instance
+//! records it: an explorer's run records its workflow, an agent-env command's nothing).
 
 use axum::body::Bytes;
 use axum::extract::State;
@@ -7,9 +9,11 @@ use axum::Json;
 use serde::Deserialize;
 use serde_json::{json, Value};
 
+use agent_env_store::document::Document;
+
 use super::task_lookup::require_task;
 use crate::api::extract::{json_body, TaskIds};
-use crate::data::instances;
+use crate::data::instances::{self, Judge};
 use crate::data::runs_here::workflow_of;
 use crate::http::blocking::blocking;
 use crate::http::problem::{ApiError, ApiResult};
@@ -44,7 +48,7 @@ pub async fn cancel_run(
     }
     let mut chosen: Vec<std::sync::Arc<Workflow>> = Vec::new();
     // The recorded runs asked for, to say who started them when this explorer did not.
-    let mut recorded: Vec<agent_env_store::document::Document> = Vec::new();
+    let mut recorded: Vec<RecordedRun> = Vec::new();
     if let Some(id) = &body.workflow_id {
         chosen.extend(s.runs.get(id));
     }
@@ -56,7 +60,13 @@ pub async fn cancel_run(
             recorded.extend(
                 blocking(move || {
                     let r = st.reading();
-                    r.document(instances::of_group(r.docs(), &group, Some(&task)))
+                    let docs = r.document(instances::of_group(r.docs(), &group, Some(&task)))?;
+                    let judge = st.judge(r.docs());
+                    Ok::<_, ApiError>(
+                        docs.iter()
+                            .map(|d| RecordedRun::of(d, &judge))
+                            .collect::<Vec<_>>(),
+                    )
                 })
                 .await?,
             );
@@ -65,18 +75,23 @@ pub async fn cancel_run(
     if let Some(instance) = &body.instance_id {
         let st = s.clone();
         let (instance, task) = (instance.clone(), task_id.clone());
-        let doc = blocking(move || {
+        let (workflow, run) = blocking(move || {
             let r = st.reading();
-            r.document(instances::get(r.docs(), &instance, Some(&task)))
+            let doc = r.document(instances::get(r.docs(), &instance, Some(&task)))?;
+            let judge = st.judge(r.docs());
+            Ok::<_, ApiError>((
+                workflow_of(&doc).map(str::to_string),
+                RecordedRun::of(&doc, &judge),
+            ))
         })
         .await?;
-        chosen.extend(workflow_of(&doc).and_then(|w| s.runs.get(w)));
-        recorded.push(doc);
+        chosen.extend(workflow.and_then(|w| s.runs.get(&w)));
+        recorded.push(run);
     }
     chosen.retain(|w| w.spec.task_id.as_deref() == Some(task_id.as_str()));
     chosen.dedup_by(|a, b| a.id == b.id);
     if chosen.is_empty() {
-        return Err(ApiError::not_found(not_started_here(&task_id, &recorded)));
+        return Err(not_started_here(&task_id, &recorded));
     }
     // `cancelled` holds the runs this request cancelled, so a script counting them counts each once.
     let (mut cancelled, mut stopping, mut finished) = (Vec::new(), Vec::new(), Vec::new());
@@ -94,24 +109,124 @@ pub async fn cancel_run(
     })))
 }
 
-/// Why none of the runs a cancel names can be cancelled here: the recorded ones were started by
-/// another explorer (one still serving, or one since stopped), or by this one and let go once they
-/// finished, or by `agent-env run` in another process, which is where they are cancelled; else no
-/// run of the task this explorer started matches.
-fn not_started_here(task_id: &str, recorded: &[agent_env_store::document::Document]) -> String {
-    let by_explorer = recorded.iter().any(|d| workflow_of(d).is_some());
-    if by_explorer {
-        format!(
-            "the run of task '{task_id}' asked for was started by another explorer (another agent-env up, or one since stopped), or by this one, which lets a run go once it has finished (then there is nothing to cancel): a run of another explorer is cancelled from that explorer, or by stopping that agent-env up (its runs are cancelled as it stops)"
-        )
-    } else if !recorded.is_empty() {
-        format!(
-            "the run of task '{task_id}' asked for was started by agent-env run in another process, not by this explorer: Ctrl-C in its terminal (or SIGINT to that process) cancels it"
-        )
-    } else {
-        format!(
-            "no run of task '{}' started by this explorer matches; only the runs an explorer started can be cancelled from it",
-            shown(task_id)
-        )
+/// A recorded run a cancel names, as far as a cancel needs it.
+struct RecordedRun {
+    instance_id: String,
+    /// The explorer workflow that started it, when one did (an agent-env command records none).
+    by_explorer: bool,
+    /// How it ended (its status: `completed`, `failed`, `cancelled`), or why it is not running
+    /// though recorded `running` (its run ended without finishing it); `None` while it may run.
+    ended: Option<String>,
+    /// The machine its run runs on, when recorded.
+    run_host: Option<String>,
+}
+
+impl RecordedRun {
+    fn of(doc: &Document, judge: &Judge<'_>) -> RecordedRun {
+        let text = |key: &str| doc.get(key).and_then(Value::as_str).map(str::to_string);
+        let ended = match text("status").as_deref() {
+            // Recorded `running`, but its run may have ended without finishing it.
+            Some("running") | Some("queued") | None => judge
+                .verdict(doc)
+                .interrupted
+                .map(|why| format!("it is recorded as running, but is not: {}", why.warning())),
+            Some(status) => Some(format!("it {}", ended_as(status))),
+        };
+        RecordedRun {
+            instance_id: text("instance_id").unwrap_or_default(),
+            by_explorer: workflow_of(doc).is_some(),
+            ended,
+            run_host: text(agent_env::run::heartbeat::RUN_HOST),
+        }
+    }
+}
+
+/// How a run whose recorded status is `status` ended, in a sentence's words (`completed`, `failed`,
+/// `was cancelled`).
+fn ended_as(status: &str) -> String {
+    match status {
+        "cancelled" => "was cancelled".to_string(),
+        "completed" | "failed" => status.to_string(),
+        other => format!("ended as {}", shown(other)),
+    }
+}
+
+/// Why none of the runs a cancel names can be cancelled here: they have ended (409, each with how),
+/// or they run elsewhere, started by another explorer or by an agent-env command in another process,
+/// which is where they are cancelled (404); else no run of the task this explorer started matches.
+fn not_started_here(task_id: &str, recorded: &[RecordedRun]) -> ApiError {
+    let task = shown(task_id);
+    let running: Vec<&RecordedRun> = recorded.iter().filter(|r| r.ended.is_none()).collect();
+    if recorded.is_empty() {
+        return ApiError::not_found(format!(
+            "no run of task '{task}' started by this explorer matches; only the runs an explorer started can be cancelled from it"
+        ));
+    }
+    if running.is_empty() {
+        let each: Vec<String> = recorded
+            .iter()
+            .take(NAMED_AT_MOST)
+            .map(|r| {
+                format!(
+                    "'{}': {}",
+                    shown(&r.instance_id),
+                    r.ended.as_deref().unwrap_or_default()
+                )
+            })
+            .collect();
+        let ended = match recorded.len() {
+            1 => format!("the run of task '{task}' asked for has already ended"),
+            _ => format!("the runs of task '{task}' asked for have all ended"),
+        };
+        return ApiError::conflict(format!(
+            "{ended}, so there is nothing to cancel ({}{})",
+            each.join("; "),
+            more(recorded.len())
+        ));
+    }
+    let instances: Vec<String> = running
+        .iter()
+        .take(NAMED_AT_MOST)
+        .map(|r| format!("'{}'", shown(&r.instance_id)))
+        .collect();
+    let (runs, is, it) = match running.len() {
+        1 => ("the run", "is", "it is"),
+        _ => ("the runs", "are", "they are"),
+    };
+    let asked = format!(
+        "{runs} of task '{task}' asked for ({}{}) {is} running",
+        instances.join(", "),
+        more(running.len())
+    );
+    if running.iter().any(|r| r.by_explorer) {
+        return ApiError::not_found(format!(
+            "{asked}, started by another explorer (another agent-env up), not by this one: a run of another explorer is cancelled from that explorer, or by stopping that agent-env up (its runs are cancelled as it stops)"
+        ));
+    }
+    let mut hosts: Vec<&str> = running
+        .iter()
+        .filter_map(|r| r.run_host.as_deref())
+        .collect();
+    hosts.sort_unstable();
+    hosts.dedup();
+    let named: Vec<String> = hosts.iter().map(|h| format!("'{}'", shown(h))).collect();
+    let on = match named.len() {
+        0 => String::new(),
+        1 => format!(" on the machine {}", named.join("")),
+        _ => format!(" on the machines {}", named.join(", ")),
+    };
+    ApiError::not_found(format!(
+        "{asked} in another agent-env process{on}, not in this explorer: {it} cancelled from there, by Ctrl-C in the terminal that process runs in (or SIGINT to that process)"
+    ))
+}
+
+/// How many instances a refusal names before it counts the rest.
+const NAMED_AT_MOST: usize = 5;
+
+/// `, and 3 more` after the first [`NAMED_AT_MOST`] of `count` instances named.
+fn more(count: usize) -> String {
+    match count.saturating_sub(NAMED_AT_MOST) {
+        0 => String::new(),
+        n => format!(", and {n} more"),
     }
 }
