@@ -2,12 +2,16 @@
 //! Python package, the code its distribution installed), in
 //! `<plugins dir>/.pins.json`, which the host checks before every start (`agent_env_host::pins`).
 //! `agent-env plugin approve PACKAGE` pins a package again after a change its user made.
+//!
+//! - [`pin_path`]: how a pinned file's path is spelled, when pins are written and compared.
 
 use std::path::{Path, PathBuf};
 
 use agent_env_host::pins::{self, Pin, PinError, PinFile};
 use agent_env_protocol::manifest::Manifest;
 use agent_env_protocol::names::canonical_name;
+
+pub mod pin_path;
 
 /// The pin file of a plugins directory.
 pub fn pin_file(plugins_dir: &Path) -> PathBuf {
@@ -42,26 +46,33 @@ pub fn pin_packages(plugins_dir: &Path, manifests: &[&Manifest]) -> Result<(), P
 /// distribution installed. None when its executable cannot be run: it is not pinned, and the check
 /// that follows an install reports why it fails. An error names the file that could not be hashed.
 pub fn current_pins(manifest: &Manifest) -> Result<Option<Vec<Pin>>, PinError> {
-    let argv = manifest.resolved_exec();
-    let Some(program) = argv.first() else {
+    let Some(files) = files_to_pin(manifest) else {
         return Ok(None);
     };
-    let Ok(executable) = agent_env_host::resolve_executable(program) else {
-        return Ok(None);
-    };
-    let mut files = pins::files_of(&argv, &executable);
-    files.push(manifest.path.clone());
-    // A Python plugin's console script only imports its code: pin the code too.
-    for file in super::python_record::distribution_code(&manifest.path) {
-        if !files.contains(&file) {
-            files.push(file);
-        }
-    }
     files
         .iter()
         .map(|f| pins::pin(f))
         .collect::<Result<Vec<_>, _>>()
         .map(Some)
+}
+
+/// The files [`current_pins`] pins for `manifest`'s package, each once, spelled as
+/// [`pin_path::normalised`] spells them; None when its executable cannot be run.
+pub fn files_to_pin(manifest: &Manifest) -> Option<Vec<PathBuf>> {
+    let argv = manifest.resolved_exec();
+    let program = argv.first()?;
+    let executable = agent_env_host::resolve_executable(program).ok()?;
+    let mut candidates = pins::files_of(&argv, &executable);
+    candidates.push(manifest.path.clone());
+    // A Python plugin's console script only imports its code: pin the code too.
+    candidates.extend(super::python_record::distribution_code(&manifest.path));
+    let mut files: Vec<PathBuf> = Vec::new();
+    for file in candidates.iter().map(|f| pin_path::normalised(f)) {
+        if !files.contains(&file) {
+            files.push(file);
+        }
+    }
+    Some(files)
 }
 
 /// Writes `pinned` (canonical package name, its pins) to the plugins directory's pin file, each

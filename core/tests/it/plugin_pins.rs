@@ -300,7 +300,15 @@ fn plugin_approve_answers_in_json_for_a_script() {
     keys.sort();
     assert_eq!(
         keys,
-        ["changed", "changes", "files", "name", "unpinned", "version"],
+        [
+            "changed",
+            "changes",
+            "files",
+            "name",
+            "newly_pinned",
+            "unpinned",
+            "version"
+        ],
         "{doc}"
     );
     let change = &approved["changes"][0];
@@ -329,6 +337,7 @@ fn plugin_approve_answers_in_json_for_a_script() {
     files.sort();
     assert_eq!(files, ["agent-env-plugin.toml", "step.sh"], "{doc}");
     assert_eq!(names("changed"), ["step.sh"], "{doc}");
+    assert_eq!(names("newly_pinned"), Vec::<String>::new(), "{doc}");
     assert_eq!(names("unpinned"), Vec::<String>::new(), "{doc}");
     assert_eq!(s.run(&["run", "./pb"]).code, 0);
 

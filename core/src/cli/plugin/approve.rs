@@ -1,9 +1,10 @@
 //! `agent-env plugin approve PACKAGE…`: pins the files an installed plugin starts from as they are
 //! now, after its user changed them; only a package `plugin add` installed can be approved. Each file
-//! whose pin would change is listed with its old and new sha256 first, and the change asked about on
-//! a terminal (`plugin add`'s `Proceed?`) unless `--yes`; with no terminal and no `--yes` nothing is
-//! pinned. With `--json`, each package approved and its files (those whose pin changed marked, and
-//! each change with both sha256s) are one document.
+//! whose pin would change is listed with its old and new sha256 first (the files changed apart from
+//! those newly pinned, which an older agent-env did not pin), and the change asked about on a
+//! terminal (`plugin add`'s `Proceed?`) unless `--yes`; with no terminal and no `--yes` nothing is
+//! pinned. With `--json`, each package approved and its files (those changed, newly pinned and no
+//! longer pinned marked, and each change with both sha256s) are one document.
 
 use agent_env_host::pins::{Pin, PinFile};
 use agent_env_protocol::manifest::Manifest;
@@ -142,33 +143,70 @@ fn confirm_changes(
         if args.yes {
             return Ok(Answer::Yes);
         }
-        let files: Vec<String> = changes
+        let all: Vec<&PinChange> = changes.iter().flat_map(|(_, c)| c.iter()).collect();
+        let line = |c: &&PinChange| change_line(c).trim().to_string();
+        let changed: Vec<String> = all
             .iter()
-            .flat_map(|(_, c)| c.iter().map(|c| change_line(c).trim().to_string()))
+            .filter(|c| !c.is_newly_pinned())
+            .map(line)
             .collect();
+        let newly: Vec<String> = all
+            .iter()
+            .filter(|c| c.is_newly_pinned())
+            .map(line)
+            .collect();
+        let what = if changed.is_empty() {
+            "files not pinned before"
+        } else {
+            "files that changed"
+        };
+        let mut listed = Vec::new();
+        if !changed.is_empty() {
+            listed.push(changed.join("; "));
+        }
+        if !newly.is_empty() {
+            listed.push(format!("newly pinned: {}", newly.join("; ")));
+        }
         return Err(Failure::new(format!(
-            "plugin approve --json cannot ask before pinning files that changed: add --yes to approve them ({})",
-            files.join("; ")
+            "plugin approve --json cannot ask before pinning {what}: add --yes to approve them ({})",
+            listed.join("; ")
         ))
         .with_code(2));
     }
     let mut text = String::new();
     for (manifest, package_changes) in changes {
-        let count = package_changes.len();
-        text.push_str(&format!(
-            "{} {}: {count} {} since {} approved:\n",
-            manifest.name,
-            manifest.version,
-            if count == 1 {
-                "file changed"
-            } else {
-                "files changed"
-            },
-            if count == 1 { "it was" } else { "they were" },
-        ));
-        for change in package_changes {
-            text.push_str(&change_line(change));
-            text.push('\n');
+        let (newly, changed): (Vec<&PinChange>, Vec<&PinChange>) =
+            package_changes.iter().partition(|c| c.is_newly_pinned());
+        if !changed.is_empty() {
+            let count = changed.len();
+            text.push_str(&format!(
+                "{} {}: {count} {} since {} approved:\n",
+                manifest.name,
+                manifest.version,
+                if count == 1 {
+                    "file changed"
+                } else {
+                    "files changed"
+                },
+                if count == 1 { "it was" } else { "they were" },
+            ));
+            for change in changed {
+                text.push_str(&change_line(change));
+                text.push('\n');
+            }
+        }
+        if !newly.is_empty() {
+            let count = newly.len();
+            text.push_str(&format!(
+                "{} {}: {count} {} newly pinned, not pinned before (agent-env pins more of a package's files than it did):\n",
+                manifest.name,
+                manifest.version,
+                if count == 1 { "file" } else { "files" },
+            ));
+            for change in newly {
+                text.push_str(&change_line(change));
+                text.push('\n');
+            }
         }
     }
     term.print(&text);
@@ -220,8 +258,10 @@ struct Approved {
     version: String,
     /// Every file pinned now.
     files: Vec<std::path::PathBuf>,
-    /// The files whose pin changed: not pinned before, or pinned with another sha256.
+    /// The files pinned before with another sha256: what its user changed.
     changed: Vec<std::path::PathBuf>,
+    /// The files not pinned before (agent-env pins more of a package's files than it did).
+    newly_pinned: Vec<std::path::PathBuf>,
     /// The files pinned before and not now.
     unpinned: Vec<std::path::PathBuf>,
     /// Each file whose pin changed, with the sha256 approved before (`was`, null when it was not
@@ -235,7 +275,12 @@ impl Approved {
         let changes = pin_changes(&before, &after);
         let changed = changes
             .iter()
-            .filter(|c| c.now.is_some())
+            .filter(|c| c.is_changed())
+            .map(|c| c.path.clone())
+            .collect();
+        let newly_pinned = changes
+            .iter()
+            .filter(|c| c.is_newly_pinned())
             .map(|c| c.path.clone())
             .collect();
         let unpinned = changes
@@ -248,6 +293,7 @@ impl Approved {
             version: manifest.version.clone(),
             files: after.into_iter().map(|pin| pin.path).collect(),
             changed,
+            newly_pinned,
             unpinned,
             changes,
         }

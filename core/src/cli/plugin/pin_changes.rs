@@ -1,10 +1,14 @@
 //! What approving a package would change in its pins: each file whose pin is not what it was (another
 //! sha256, pinned for the first time, or no longer pinned), said with the old and new sha256 so the
-//! user sees what they approve before `plugin approve` pins it.
+//! user sees what they approve before `plugin approve` pins it. Pins are matched by their file's path
+//! as pins spell it (`discovery::pins::pin_path`): an older agent-env wrote
+//! `…/plugins/../../../bin/x` for the `…/bin/x` pinned now, the same file.
 
 use std::path::PathBuf;
 
 use agent_env_host::pins::Pin;
+
+use crate::discovery::pins::pin_path::normalised;
 
 /// How many hex digits of a sha256 a line shows.
 const SHORT_SHA: usize = 12;
@@ -19,23 +23,39 @@ pub(super) struct PinChange {
     pub now: Option<String>,
 }
 
+impl PinChange {
+    /// A file not pinned before: agent-env pins more of a package's files than the agent-env that
+    /// pinned it did (or the package starts from a new one), which is not a change to a pinned file.
+    pub fn is_newly_pinned(&self) -> bool {
+        self.was.is_none() && self.now.is_some()
+    }
+
+    /// A file pinned before whose sha256 is another now: what its user changed.
+    pub fn is_changed(&self) -> bool {
+        self.was.is_some() && self.now.is_some()
+    }
+}
+
 /// The files whose pin differs between `before` and `after`, in `after`'s order, then those pinned
-/// before and not now.
+/// before and not now; a file is the same whichever way its path was spelled.
 pub(super) fn pin_changes(before: &[Pin], after: &[Pin]) -> Vec<PinChange> {
-    let was = |path: &PathBuf| before.iter().find(|p| &p.path == path);
+    let before: Vec<(PathBuf, &Pin)> = before.iter().map(|p| (normalised(&p.path), p)).collect();
+    let after: Vec<(PathBuf, &Pin)> = after.iter().map(|p| (normalised(&p.path), p)).collect();
+    let was = |path: &PathBuf| before.iter().find(|(p, _)| p == path).map(|(_, pin)| *pin);
     let mut changes: Vec<PinChange> = after
         .iter()
-        .filter(|now| was(&now.path).is_none_or(|w| w.sha256 != now.sha256))
-        .map(|now| PinChange {
+        .filter(|(path, now)| was(path).is_none_or(|w| w.sha256 != now.sha256))
+        .map(|(path, now)| PinChange {
             path: now.path.clone(),
-            was: was(&now.path).map(|w| w.sha256.clone()),
+            was: was(path).map(|w| w.sha256.clone()),
             now: Some(now.sha256.clone()),
         })
         .collect();
     changes.extend(
         before
             .iter()
-            .filter(|w| !after.iter().any(|now| now.path == w.path))
+            .filter(|(path, _)| !after.iter().any(|(now, _)| now == path))
+            .map(|(_, w)| w)
             .map(|w| PinChange {
                 path: w.path.clone(),
                 was: Some(w.sha256.clone()),
@@ -96,5 +116,15 @@ mod tests {
             ]
         );
         assert!(pin_changes(&after, &after).is_empty());
+    }
+
+    #[test]
+    fn a_file_pinned_under_a_path_with_dot_dot_is_the_same_file_unchanged() {
+        let before = [pin("/p/share/agent-env/plugins/../../../bin/x", "aaaa")];
+        let after = [pin("/p/bin/x", "aaaa"), pin("/p/m.toml", "mmmm")];
+        let changes = pin_changes(&before, &after);
+        let lines: Vec<String> = changes.iter().map(change_line).collect();
+        assert_eq!(lines, ["  /p/m.toml: not pinned before, now mmmm"]);
+        assert!(changes[0].is_newly_pinned() && !changes[0].is_changed());
     }
 }
