@@ -4,6 +4,7 @@
 //! `agent-env plugin approve PACKAGE` pins a package again after a change its user made.
 //!
 //! - [`pin_path`]: how a pinned file's path is spelled, when pins are written and compared.
+//! - [`outdated`]: packages whose pins an older agent-env wrote, which cover fewer files.
 
 use std::path::{Path, PathBuf};
 
@@ -11,6 +12,7 @@ use agent_env_host::pins::{self, Pin, PinError, PinFile};
 use agent_env_protocol::manifest::Manifest;
 use agent_env_protocol::names::canonical_name;
 
+pub mod outdated;
 pub mod pin_path;
 
 /// The pin file of a plugins directory.

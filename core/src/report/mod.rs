@@ -4,9 +4,10 @@
 //! - [`model`]: the records and their JSON shape.
 //! - [`build_report`]: a [`Registry`] turned into a [`Report`].
 //! - [`human`]: the human layouts. [`documents`]: the `show` and `check` JSON documents.
-//! - [`noise`], [`shutdown_exit`], [`unused`] and [`provides_nothing`]: the warnings beside the
-//!   records (a plugin's stray stdout; a plugin that exited with a code other than 0 once shut down; a
-//!   contribution in effect that no run here uses; a package that provides nothing).
+//! - [`noise`], [`shutdown_exit`], [`unused`], [`provides_nothing`] and [`outdated_pins`]: the
+//!   warnings beside the records (a plugin's stray stdout; a plugin that exited with a code other than
+//!   0 once shut down; a contribution in effect that no run here uses; a package that provides
+//!   nothing; a package whose pins an older agent-env wrote).
 //!
 //! The report's `agent_env.environment` is `plugins dir` and its `location` the plugins directory: for
 //! agent-env, "where a plugin has to be installed" is that directory (or `PATH`).
@@ -22,6 +23,7 @@ pub mod documents;
 pub mod human;
 pub mod model;
 pub mod noise;
+pub mod outdated_pins;
 pub mod provides_nothing;
 pub mod shutdown_exit;
 pub mod unused;

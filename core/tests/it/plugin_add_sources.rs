@@ -137,6 +137,102 @@ fn a_local_python_wheel_goes_into_the_managed_venv() {
     remove_ok(&sb, "agentenv-pydemo");
 }
 
+/// A Python plugin an older agent-env pinned (its console script alone, under the unnormalised path
+/// `…/share/agent-env/plugins/../../../bin/x`) still starts, but the report says its manifest and code
+/// are not pinned and how to pin them; `approve` with nothing changed lists them as newly pinned, not
+/// the console script twice, and pins them: an edit of its code is refused from then on.
+#[test]
+fn a_python_plugin_an_older_agent_env_pinned_is_warned_of_until_approved() {
+    let Some(sb) = offline_pip_sandbox() else {
+        eprintln!("skipped: no python3");
+        return;
+    };
+    let wheel = make_wheel(&sb, "dist", None);
+    add_ok(
+        &sb,
+        &wheel,
+        "agentenv-pydemo",
+        "  agentenv-pydemo: task_steps py_step active\n",
+    );
+    let venv = sb.plugins_dir().join(".python");
+    let manifest = venv.join("share/agent-env/plugins/agentenv-pydemo.toml");
+    let code = site_packages(&sb).join("agentenv_pydemo/__init__.py");
+    let old_path = format!(
+        "{}/share/agent-env/plugins/../../../bin/agentenv-pydemo",
+        venv.display()
+    );
+    crate::plugin_pins::pin_as_an_older_agent_env(&sb.plugins_dir(), "agentenv-pydemo", &old_path);
+
+    let warning = format!(
+        "Warning: agentenv-pydemo 0.1.0 was pinned by an older agent-env, which pinned fewer of its files: 2 files it starts from are not pinned, so a change to them goes unnoticed ({}, {}); run `agent-env plugin approve agentenv-pydemo` to pin them as they are now [pins-outdated]",
+        manifest.display(),
+        code.display()
+    );
+    for args in [
+        &["plugin", "check"][..],
+        &["plugin", "list"],
+        &["plugin", "show", "agentenv-pydemo"],
+        &["plugin", "show", "agentenv-pydemo", "--json"],
+    ] {
+        let out = sb.run(args);
+        assert_eq!(out.status.code(), Some(0), "{args:?}: {}", both(&out));
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert!(stderr.contains(&warning), "{args:?}: {stderr}");
+    }
+    let check = sb.json(&["plugin", "check", "--json"], 0);
+    assert_eq!(check["ok"], true, "{check:#}");
+    assert!(
+        check["warnings"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|w| w.as_str().unwrap().contains("[pins-outdated]")),
+        "{check:#}"
+    );
+    // Its code edited: not pinned, so it still starts (the warning said so).
+    let original = std::fs::read_to_string(&code).unwrap();
+    std::fs::write(&code, format!("{original}\nEDITED = True\n")).unwrap();
+    let report = sb.json(&["plugin", "show", "agentenv-pydemo", "--json"], 0);
+    assert_eq!(
+        report["plugins"][0]["contributions"][0]["status"], "active",
+        "{report:#}"
+    );
+    std::fs::write(&code, &original).unwrap();
+
+    // Nothing changed: two files newly pinned, none changed, the console script not listed.
+    let asked = sb.run(&["plugin", "approve", "agentenv-pydemo"]);
+    assert_eq!(asked.status.code(), Some(2), "{}", both(&asked));
+    let stdout = String::from_utf8_lossy(&asked.stdout);
+    assert!(
+        stdout.starts_with("agentenv-pydemo 0.1.0: 2 files newly pinned, not pinned before (agent-env pins more of a package's files than it did):\n"),
+        "{stdout}"
+    );
+    assert_eq!(stdout.lines().count(), 3, "{stdout}");
+    assert!(!stdout.contains("bin/agentenv-pydemo"), "{stdout}");
+    assert!(!stdout.contains("changed since"), "{stdout}");
+    let approved = sb.json(
+        &["plugin", "approve", "agentenv-pydemo", "--json", "--yes"],
+        0,
+    );
+    let approved = &approved["approved"][0];
+    assert_eq!(approved["changed"], serde_json::json!([]), "{approved:#}");
+    assert_eq!(approved["unpinned"], serde_json::json!([]), "{approved:#}");
+    assert_eq!(
+        approved["newly_pinned"],
+        serde_json::json!([manifest.display().to_string(), code.display().to_string()]),
+        "{approved:#}"
+    );
+
+    // Pinned now: no warning, and an edit of its code is refused.
+    let out = sb.run(&["plugin", "check"]);
+    assert_eq!(out.status.code(), Some(0), "{}", both(&out));
+    assert!(!both(&out).contains("pins-outdated"), "{}", both(&out));
+    std::fs::write(&code, format!("{original}\nTAMPERED = True\n")).unwrap();
+    let out = sb.run(&["plugin", "check"]);
+    assert_eq!(out.status.code(), Some(1), "{}", both(&out));
+    assert!(both(&out).contains("[tampered]"), "{}", both(&out));
+}
+
 /// The managed venv's `site-packages`.
 fn site_packages(sb: &Sandbox) -> PathBuf {
     std::fs::read_dir(sb.plugins_dir().join(".python/lib"))

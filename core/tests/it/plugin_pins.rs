@@ -363,3 +363,106 @@ fn plugin_approve_answers_in_json_for_a_script() {
     );
     assert!(gone.stderr.starts_with("Error: "), "{}", gone.stderr);
 }
+
+/// Rewrites the pins of `package` in the pin file under `plugins` as an older agent-env wrote them:
+/// its executable alone (no manifest, no code), under the path `old_path` spells it by.
+pub(crate) fn pin_as_an_older_agent_env(plugins: &std::path::Path, package: &str, old_path: &str) {
+    let file = plugins.join(".pins.json");
+    let mut doc: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&file).unwrap()).unwrap();
+    let pins = doc["packages"][package].as_array_mut().unwrap();
+    pins.truncate(1);
+    pins[0]["path"] = old_path.into();
+    std::fs::write(&file, serde_json::to_string_pretty(&doc).unwrap()).unwrap();
+}
+
+/// A package an older agent-env pinned (its executable alone, under an unnormalised path) still
+/// starts, but `list`, `show` and `check` say its manifest is not pinned and how to pin it; `approve`
+/// with nothing changed lists the manifest as newly pinned, not the executable as changed twice.
+#[test]
+fn a_package_an_older_agent_env_pinned_is_warned_of_and_approved_as_newly_pinned() {
+    let s = Sandboxed::new();
+    add_pinned_plugin(&s);
+    let installed = s.plugins().join("agentenv-pinned");
+    let manifest = installed.join("agent-env-plugin.toml");
+    let old_path = format!("{}/../agentenv-pinned/./step.sh", installed.display());
+    pin_as_an_older_agent_env(&s.plugins(), "agentenv-pinned", &old_path);
+    let warning = format!(
+        "Warning: agentenv-pinned 1.0.0 was pinned by an older agent-env, which pinned fewer of its files: 1 file it starts from is not pinned, so a change to it goes unnoticed ({}); run `agent-env plugin approve agentenv-pinned` to pin it as it is now [pins-outdated]\n",
+        manifest.display()
+    );
+
+    // Still started: every check passes, with the warning beside it.
+    let check = s.run(&["plugin", "check"]);
+    assert_eq!(check.code, 0, "{}", check.both());
+    assert!(check.stdout.contains("all in effect"), "{}", check.stdout);
+    assert!(check.stderr.contains(&warning), "{}", check.stderr);
+    let doc = json_of(&s.run(&["plugin", "check", "--json"]));
+    assert_eq!(doc["ok"], true, "{doc}");
+    let said = format!("{doc}");
+    assert!(said.contains("[pins-outdated]"), "{doc}");
+    let list = s.run(&["plugin", "list", "--json"]);
+    assert!(
+        json_of(&list)["warnings"][0]
+            .as_str()
+            .unwrap()
+            .contains("[pins-outdated]"),
+        "{}",
+        list.both()
+    );
+    for args in [
+        &["plugin", "list"][..],
+        &["plugin", "show", "agentenv-pinned"],
+        &["plugin", "show", "agentenv-pinned", "--json"],
+    ] {
+        let r = s.run(args);
+        assert_eq!(r.code, 0, "{args:?}: {}", r.both());
+        assert!(r.stderr.contains(&warning), "{args:?}: {}", r.stderr);
+    }
+    assert_eq!(s.run(&["run", "./pb"]).code, 0);
+
+    // Nothing changed: the manifest is newly pinned, the executable is the same file unchanged.
+    let asked = s.run(&["plugin", "approve", "agentenv-pinned"]);
+    assert_eq!(asked.code, 2, "{}", asked.both());
+    let sha = {
+        use sha2::Digest;
+        let text = std::fs::read(&manifest).unwrap();
+        hex::encode(sha2::Sha256::digest(text))[..12].to_string()
+    };
+    assert_eq!(
+        asked.stdout,
+        format!(
+            "agentenv-pinned 1.0.0: 1 file newly pinned, not pinned before (agent-env pins more of a package's files than it did):\n  {}: not pinned before, now {sha}\n",
+            manifest.display()
+        )
+    );
+    let refused = json_of(&s.run(&["plugin", "approve", "agentenv-pinned", "--json"]));
+    assert!(
+        refused["error"].as_str().unwrap().starts_with(
+            "plugin approve --json cannot ask before pinning files not pinned before: add --yes to approve them (newly pinned: "
+        ),
+        "{refused}"
+    );
+    let approve = s.run(&["plugin", "approve", "agentenv-pinned", "--json", "--yes"]);
+    assert_eq!(approve.code, 0, "{}", approve.both());
+    let approved = &json_of(&approve)["approved"][0];
+    assert_eq!(approved["changed"], serde_json::json!([]), "{approved}");
+    assert_eq!(approved["unpinned"], serde_json::json!([]), "{approved}");
+    assert_eq!(
+        approved["newly_pinned"],
+        serde_json::json!([manifest.display().to_string()]),
+        "{approved}"
+    );
+    assert_eq!(
+        approved["changes"].as_array().unwrap().len(),
+        1,
+        "{approved}"
+    );
+
+    // Pinned as agent-env pins now: nothing more to warn of, and the pins name each file once.
+    let check = s.run(&["plugin", "check"]);
+    assert_eq!(check.code, 0, "{}", check.both());
+    assert!(!check.stderr.contains("pins-outdated"), "{}", check.stderr);
+    let pins = std::fs::read_to_string(s.plugins().join(".pins.json")).unwrap();
+    assert!(!pins.contains("/../") && !pins.contains("/./"), "{pins}");
+}

@@ -40,6 +40,11 @@ pub(super) fn list(args: &ReportArgs, verbose: bool, session: &Session, term: &T
     warnings.extend(crate::report::shutdown_exit::warnings(registry));
     warnings.extend(crate::report::unused::warnings(registry, None));
     warnings.extend(crate::report::provides_nothing::warnings(registry, None));
+    warnings.extend(crate::report::outdated_pins::warnings(
+        registry,
+        &session.paths().plugins_dir(),
+        None,
+    ));
     for w in &warnings {
         term.warn(w);
     }
@@ -131,6 +136,11 @@ pub(super) fn check(args: &ReportArgs, verbose: bool, session: &Session, term: &
     warnings.extend(unrunnable_bundles(session));
     warnings.extend(crate::report::unused::warnings(registry, None));
     warnings.extend(crate::report::provides_nothing::warnings(registry, None));
+    warnings.extend(crate::report::outdated_pins::warnings(
+        registry,
+        &session.paths().plugins_dir(),
+        None,
+    ));
     for w in &warnings {
         term.warn(w);
     }

@@ -42,6 +42,11 @@ pub(super) fn show(args: &ShowArgs, verbose: bool, session: &Session, term: &Ter
         .chain(crate::report::provides_nothing::warnings(
             registry,
             Some(wanted.as_str()),
+        ))
+        .chain(crate::report::outdated_pins::warnings(
+            registry,
+            &session.paths().plugins_dir(),
+            Some(wanted.as_str()),
         ));
     for w in warnings {
         term.warn(&w);
