@@ -8,6 +8,12 @@
 //! is [`STALE_AFTER_BEATS`] intervals old (the writer's interval, as the instance records it), and a
 //! run on any machine marks it failed ([`crate::run::liveness::sweep`]).
 //!
+//! An instance that records no heartbeat was written by an agent-env from before instances recorded
+//! one (or by another tool): nothing but time tells whether its run goes on. It is stale once the
+//! latest time it records (its start, or anything later) is [`NO_HEARTBEAT_STALE_AFTER`] old, and
+//! is then shown and swept as one whose heartbeat stopped; one that records no time at all is never
+//! judged. The times it records are read in whatever form they were written ([`recorded_times`]).
+//!
 //! A run that ended but whose store did not take a task's end stops heartbeating too: its instance
 //! shows `running`, and turns stale like a killed run's. The machine whose journal holds the final
 //! document knows better, and its readers say the end waits there ([`end_waiting_here`]); another
@@ -26,6 +32,8 @@ use crate::clock;
 use crate::environment::Environment;
 use crate::stores::Document;
 
+pub mod recorded_times;
+
 /// How often a running instance records a heartbeat, in seconds (default 30).
 pub const HEARTBEAT_VAR: &str = "AGENT_ENV_HEARTBEAT_SECONDS";
 /// How long a task's end waits for a document store that does not take it, in seconds (default 30).
@@ -40,6 +48,13 @@ pub const HEARTBEAT_SECONDS: &str = "heartbeat_seconds";
 pub const RUN_HOST: &str = "run_host";
 /// A running instance whose last heartbeat is this many intervals old is stale.
 pub const STALE_AFTER_BEATS: u32 = 4;
+/// A running instance that records no heartbeat is stale once the latest time it records is this
+/// old. Such an instance was written by an agent-env from before instances recorded heartbeats (or
+/// by another tool), so no sign tells a live run from a killed one; left alone, one whose run was
+/// killed shows `running` for ever, and `task prune` never takes it. A day is far longer than the
+/// runs it could belong to (an upgraded machine runs today's agent-env, which writes heartbeats),
+/// and short enough that what such runs left behind is cleared the day after an upgrade.
+pub const NO_HEARTBEAT_STALE_AFTER: Duration = Duration::from_secs(24 * 60 * 60);
 
 /// The default of both times.
 const DEFAULT: Duration = Duration::from_secs(30);
@@ -230,20 +245,86 @@ pub fn host_name() -> Option<String> {
 /// A running instance whose run stopped sending signs of life.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Stale {
-    /// Its last heartbeat (`heartbeat_at_utc`).
+    /// Its last sign of life: its last heartbeat (`heartbeat_at_utc`), or, for one that records no
+    /// heartbeat, the latest time it records, as recorded.
     pub since: String,
     /// The machine its run ran on, when the instance says.
     pub host: Option<String>,
+    /// What `since` is.
+    pub sign: LastSign,
 }
 
+/// What a stale instance's last sign of life is.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum LastSign {
+    /// Its last heartbeat.
+    Heartbeat,
+    /// It records no heartbeat (an older agent-env or another tool wrote it): the latest time it
+    /// records, under `key`, `ago` before it was judged.
+    NoHeartbeat {
+        key: String,
+        ago: Duration,
+        /// Its start (`started_at_utc`) and how long before it was judged, when it records one
+        /// earlier than the latest time.
+        started: Option<(String, Duration)>,
+    },
+}
+
+/// Where an instance that records no heartbeat comes from, as every reader says it.
+const NO_HEARTBEAT: &str = "an older agent-env or another tool wrote it";
+
 impl Stale {
-    /// `no sign of life since <time>; its run was probably killed on <host>`.
+    /// `no sign of life since <time>; its run was probably killed on <host>`; for an instance that
+    /// records no heartbeat, `records no heartbeat: …; it started 2 days ago, at <time>, and has
+    /// recorded nothing since`.
     pub fn words(&self) -> String {
-        format!(
-            "no sign of life since {}; its run was probably killed{}",
-            self.since,
-            self.on_host()
-        )
+        match &self.sign {
+            LastSign::Heartbeat => format!(
+                "no sign of life since {}; its run was probably killed{}",
+                self.since,
+                self.on_host()
+            ),
+            LastSign::NoHeartbeat { .. } => {
+                format!("records no heartbeat: {NO_HEARTBEAT}; {}", self.silence())
+            }
+        }
+    }
+
+    /// What a table's one line says: `no sign of life since <time>`, or `records no heartbeat;
+    /// nothing recorded since <time>, 2 days ago`.
+    pub fn brief(&self) -> String {
+        match &self.sign {
+            LastSign::Heartbeat => format!("no sign of life since {}", self.since),
+            LastSign::NoHeartbeat { ago, .. } => format!(
+                "records no heartbeat; nothing recorded since {}, {} ago",
+                self.since,
+                recorded_times::age_words(*ago)
+            ),
+        }
+    }
+
+    /// How long an instance that records no heartbeat has recorded nothing: `it started 2 days ago,
+    /// at <time>, and has recorded nothing since`.
+    fn silence(&self) -> String {
+        let LastSign::NoHeartbeat { key, ago, started } = &self.sign else {
+            return String::new();
+        };
+        let ago_words = recorded_times::age_words(*ago);
+        match started {
+            _ if key == STARTED_AT => format!(
+                "it started {ago_words} ago, at {}, and has recorded nothing since",
+                self.since
+            ),
+            Some((at, started_ago)) => format!(
+                "it started {} ago, at {at}, and has recorded nothing since {}, {ago_words} ago",
+                recorded_times::age_words(*started_ago),
+                self.since
+            ),
+            None => format!(
+                "it has recorded nothing since {}, {ago_words} ago",
+                self.since
+            ),
+        }
     }
 
     /// ` on machine <host>`, or nothing when the host is not known.
@@ -255,11 +336,18 @@ impl Stale {
 
     /// What a run that marks the instance failed records as its error.
     pub fn error(&self) -> String {
-        format!(
-            "its run stopped sending signs of life at {}; it was probably killed{} (or its machine stopped); a later run marked it failed",
-            self.since,
-            self.on_host()
-        )
+        match &self.sign {
+            LastSign::Heartbeat => format!(
+                "its run stopped sending signs of life at {}; it was probably killed{} (or its machine stopped); a later run marked it failed",
+                self.since,
+                self.on_host()
+            ),
+            LastSign::NoHeartbeat { .. } => format!(
+                "it records no heartbeat ({NO_HEARTBEAT}) and recorded nothing after {}, more than {} before a later run looked, so its run was taken to have ended without finishing it; a later run marked it failed",
+                self.since,
+                recorded_times::age_words(NO_HEARTBEAT_STALE_AFTER)
+            ),
+        }
     }
 }
 
@@ -280,14 +368,25 @@ pub fn shows_running(doc: &Document) -> bool {
     )
 }
 
+/// When a task instance started.
+const STARTED_AT: &str = "started_at_utc";
+
 /// Whether `doc`, a task instance, is `running` with a heartbeat older than [`STALE_AFTER_BEATS`]
-/// of its run's intervals at `now`. An instance that records no heartbeat (written before
-/// instances did, or by another tool) is never stale.
+/// of its run's intervals at `now`; or, recording no heartbeat (written before instances did, or
+/// by another tool), with nothing recorded for [`NO_HEARTBEAT_STALE_AFTER`] (the latest time it
+/// records, whatever its key). One that records no heartbeat and no time is never stale.
 pub fn stale(doc: &Document, now: SystemTime) -> Option<Stale> {
     if !shows_running(doc) {
         return None;
     }
-    let since = doc.get(HEARTBEAT_AT)?.as_str()?;
+    let host = doc
+        .get(RUN_HOST)
+        .and_then(Value::as_str)
+        .filter(|h| !h.is_empty())
+        .map(str::to_string);
+    let Some(since) = doc.get(HEARTBEAT_AT).and_then(Value::as_str) else {
+        return silent_too_long(doc, now).map(|(since, sign)| Stale { since, host, sign });
+    };
     let interval = doc
         .get(HEARTBEAT_SECONDS)
         .and_then(Value::as_f64)
@@ -297,12 +396,33 @@ pub fn stale(doc: &Document, now: SystemTime) -> Option<Stale> {
     // Both in the one fixed-width RFC 3339 form: compared as text, they compare as times.
     (since < clock::rfc3339_utc(cutoff).as_str()).then(|| Stale {
         since: since.to_string(),
-        host: doc
-            .get(RUN_HOST)
-            .and_then(Value::as_str)
-            .filter(|h| !h.is_empty())
-            .map(str::to_string),
+        host,
+        sign: LastSign::Heartbeat,
     })
+}
+
+/// For `doc`, which records no heartbeat: the latest time it records and what it says, when that
+/// is [`NO_HEARTBEAT_STALE_AFTER`] or more before `now`.
+fn silent_too_long(doc: &Document, now: SystemTime) -> Option<(String, LastSign)> {
+    let latest = recorded_times::latest(doc)?;
+    let ago = now.duration_since(latest.at).ok()?;
+    if ago < NO_HEARTBEAT_STALE_AFTER {
+        return None;
+    }
+    let started = recorded_times::recorded(doc, STARTED_AT)
+        .filter(|start| start.key != latest.key)
+        .map(|start| {
+            let ago = now.duration_since(start.at).unwrap_or_default();
+            (start.text, ago)
+        });
+    Some((
+        latest.text,
+        LastSign::NoHeartbeat {
+            key: latest.key,
+            ago,
+            started,
+        },
+    ))
 }
 
 #[cfg(test)]
@@ -339,8 +459,55 @@ mod tests {
         let mut ended = running(500, 1.0);
         ended.insert("status".into(), json!("completed"));
         assert_eq!(stale(&ended, now), None);
-        // No heartbeat recorded: not judged.
+        // No heartbeat and no time recorded: not judged.
         assert_eq!(stale(&doc(json!({"status": "running"})), now), None);
+    }
+
+    /// An instance that records no heartbeat is judged by the latest time it records: stale a day
+    /// after it, said as such; not before.
+    #[test]
+    fn an_instance_that_records_no_heartbeat_is_stale_a_day_after_it_last_recorded_anything() {
+        let now = SystemTime::UNIX_EPOCH + Duration::from_secs(1_800_000_000);
+        let at = |ago: u64| clock::rfc3339_utc(now - Duration::from_secs(ago));
+        let hour = 3_600;
+        let old = |started: u64| {
+            doc(json!({"status": "running", "started_at_utc": at(started),
+                "created_at_utc": "2020-01-01 00:00 UTC", "completed_at_utc": null}))
+        };
+        assert_eq!(stale(&old(60), now), None);
+        assert_eq!(stale(&old(24 * hour - 1), now), None);
+        let found = stale(&old(48 * hour), now).expect("stale");
+        assert_eq!(found.since, at(48 * hour));
+        assert_eq!(
+            found.words(),
+            format!("records no heartbeat: an older agent-env or another tool wrote it; it started 2 days ago, at {}, and has recorded nothing since", at(48 * hour))
+        );
+        assert_eq!(
+            found.brief(),
+            format!(
+                "records no heartbeat; nothing recorded since {}, 2 days ago",
+                at(48 * hour)
+            )
+        );
+        assert!(
+            found.error().ends_with("more than 24 hours before a later run looked, so its run was taken to have ended without finishing it; a later run marked it failed"),
+            "{}",
+            found.error()
+        );
+        // A later time it records counts, whatever its key.
+        let mut later = old(72 * hour);
+        later.insert("step_at_utc".into(), json!(at(30 * hour)));
+        let found = stale(&later, now).expect("stale");
+        assert_eq!(
+            found.words(),
+            format!("records no heartbeat: an older agent-env or another tool wrote it; it started 3 days ago, at {}, and has recorded nothing since {}, 30 hours ago", at(72 * hour), at(30 * hour))
+        );
+        later.insert("step_at_utc".into(), json!(at(hour)));
+        assert_eq!(stale(&later, now), None);
+        // Ended: not judged.
+        let mut ended = old(48 * hour);
+        ended.insert("status".into(), json!("failed"));
+        assert_eq!(stale(&ended, now), None);
     }
 
     #[test]

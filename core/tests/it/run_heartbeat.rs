@@ -3,6 +3,9 @@
 //! stale while it still says `running`, and its next run marks it failed, naming the machine.
 //!
 //! The machines are two homes whose configured document store is one SQLite file.
+//!
+//! An instance an agent-env from before heartbeats left `running` records none: it is judged by the
+//! latest time it records, stale a day after it, and swept and pruned as a killed run's.
 
 use std::path::Path;
 use std::process::Stdio;
@@ -181,4 +184,128 @@ fn the_instances_are_indexed_by_status_for_the_sweep_every_run_makes() {
             .any(|sql| sql.contains(r#"json_extract(doc, '$."status"')"#)),
         "{indexes:?}"
     );
+}
+
+/// What an agent-env from before instances recorded heartbeats left `running` when its run was
+/// killed: a start, `started` ago, and nothing since (no heartbeat, no interval, no machine). Written
+/// to the @local store, as a bundle run records; its id.
+fn old_style_instance(s: &Sandboxed, name: &str, started: Duration) -> (String, String) {
+    use agent_env::stores::DocumentStore;
+    let at = agent_env::clock::rfc3339_utc(std::time::SystemTime::now() - started);
+    let id = format!("@local/~/old/old-{name}");
+    let doc = serde_json::json!({"instance_id": id, "task_id": "@local/~/old/old",
+        "task_version": 1, "total_steps": 2, "status": "running", "error": null,
+        "created_at_utc": "2020-01-01 00:00 UTC", "started_at_utc": at, "completed_at_utc": null,
+        "current_step": 1, "completed_steps": [{"step_id": "box", "status": "success"}],
+        "context": {"metadata": {"run_group_id": format!("run-{name}")}}});
+    let local = agent_env::stores::LocalSqliteDocumentStore::local_namespace(s.local_db());
+    local
+        .insert("task_instances", doc.as_object().unwrap())
+        .unwrap();
+    (id, at)
+}
+
+/// An instance an older agent-env left `running` (it records no heartbeat) that started two days ago
+/// is shown stale, saying so; the next run marks it failed, and a prune then takes it. One that
+/// started a minute ago may still run: it stays `running`. The old one showed `running` for ever,
+/// no run marked it, and every prune kept it as still running.
+#[test]
+fn an_instance_an_older_agent_env_left_running_is_stale_after_a_day_and_swept() {
+    let s = Sandboxed::new();
+    let day = Duration::from_secs(24 * 60 * 60);
+    let (old, started) = old_style_instance(&s, "gone", 2 * day);
+    let (recent, _) = old_style_instance(&s, "young", Duration::from_secs(60));
+
+    let listed = s.run(&["task", "list", "--json"]);
+    assert_eq!(listed.code, 0, "{}", listed.both());
+    let doc: Value = serde_json::from_str(&listed.stdout).unwrap();
+    let row = |id: &str| {
+        doc["instances"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|r| r["instance_id"] == id)
+            .cloned()
+            .unwrap_or_else(|| panic!("no {id}: {doc:#}"))
+    };
+    assert_eq!(
+        (&row(&old)["stale"], &row(&old)["outcome"]),
+        (&true.into(), &"stale".into()),
+        "{doc:#}"
+    );
+    assert_eq!(
+        (&row(&recent)["stale"], &row(&recent)["outcome"]),
+        (&false.into(), &"running".into()),
+        "{doc:#}"
+    );
+    let table = s.run(&["task", "list"]);
+    assert!(
+        table.stdout.contains(&format!(
+            "running (records no heartbeat; nothing recorded since {started}, 2 days ago)"
+        )),
+        "{}",
+        table.both()
+    );
+    let shown = s.run(&["task", "get-instance", &old]);
+    assert!(
+        shown.stdout.contains(&format!(
+            "status:    running (records no heartbeat: an older agent-env or another tool wrote it; it started 2 days ago, at {started}, and has recorded nothing since; the next agent-env run (of a bundle) on this machine marks it failed)\n"
+        )),
+        "{}",
+        shown.both()
+    );
+    let young = s.run(&["task", "get-instance", &recent]);
+    assert!(
+        young.stdout.contains("status:    running\n"),
+        "{}",
+        young.both()
+    );
+    // A prune keeps both, telling the stale one apart and what lets it go.
+    let kept = s.run(&["task", "prune", "--keep-last", "0"]);
+    assert_eq!(kept.code, 0, "{}", kept.both());
+    assert!(
+        kept.stdout.contains("kept 2 task instances (1 still running, which a later prune can take once ended; 1 stale, showing running though its run is over: the next run marks it failed, and a later prune can take it then)"),
+        "{}",
+        kept.both()
+    );
+
+    let next = s.run(&["run", "hello"]);
+    assert_eq!(next.code, 0, "{}", next.both());
+    assert!(
+        next.stderr.contains("note: 1 task instance that records no heartbeat (an older agent-env or another tool wrote it) and had recorded nothing for more than 24 hours marked failed"),
+        "{}",
+        next.both()
+    );
+    let stored = |id: &str| {
+        s.docs("task_instances")
+            .into_iter()
+            .find(|d| d["instance_id"] == id)
+    };
+    let marked = stored(&old).expect("still recorded");
+    assert_eq!(marked["status"], "failed", "{marked}");
+    assert_eq!(
+        marked["error"],
+        format!("it records no heartbeat (an older agent-env or another tool wrote it) and recorded nothing after {started}, more than 24 hours before a later run looked, so its run was taken to have ended without finishing it; a later run marked it failed"),
+        "{marked}"
+    );
+    assert_eq!(stored(&recent).expect("recorded")["status"], "running");
+    let shown = s.run(&["task", "get-instance", &old]);
+    assert!(
+        shown.stdout.contains("status:    failed\n"),
+        "{}",
+        shown.both()
+    );
+
+    // Now a prune takes it (and the hello run's); the young one stays, still running.
+    let pruned = s.run(&["task", "prune", "--keep-last", "0", "--json"]);
+    assert_eq!(pruned.code, 0, "{}", pruned.both());
+    let pruned: Value = serde_json::from_str(&pruned.stdout).unwrap();
+    assert_eq!(pruned["deleted"], 2, "{pruned:#}");
+    assert_eq!(
+        (&pruned["kept_running"], &pruned["kept_stale"]),
+        (&1.into(), &0.into()),
+        "{pruned:#}"
+    );
+    assert!(stored(&old).is_none());
+    assert_eq!(stored(&recent).expect("kept")["status"], "running");
 }

@@ -1,6 +1,7 @@
 //! `task prune`: deletes the task instances past runs recorded that are no longer wanted: those older
 //! than an age, those beyond the newest N of their task, or those that are both. An instance still
-//! running is never deleted (its run may be writing it), and the objects an instance's steps wrote
+//! running is never deleted (its run may be writing it; one whose run is over, stale, is said so:
+//! the next run marks it failed, and a prune takes it then), and the objects an instance's steps wrote
 //! stay in the object store, which keeps what it is given.
 //!
 //! Instances are read a page at a time and only what deciding needs is held, as an instance can be
@@ -17,6 +18,7 @@ use serde_json::{json, Map, Value};
 use super::filter::{matches, tasks_named, tasks_selected, BundleFilter};
 use super::list::{none_listed, task_narrowing};
 use super::sources::Sources;
+use super::standing::Standing;
 use super::{pretty, text, ListArgs, PruneArgs};
 use crate::cli::{Exit, Failure, Terminal};
 use crate::run::recorder::INSTANCES;
@@ -64,6 +66,9 @@ struct Choice {
     chosen: Vec<Chosen>,
     /// Instances the limits would take that are still running.
     running: usize,
+    /// Of those, the ones whose run is over though they show running (`task list`'s stale ones):
+    /// the next run marks them failed, and a prune can take them then.
+    stale: usize,
     /// Instances the filters select that stay.
     kept: usize,
     /// The tasks of the selected instances read.
@@ -116,6 +121,7 @@ pub(super) fn prune(
     let exact = selected_tasks.is_none() || narrowed != Filter::all();
     let stores = sources.recorded.stores();
     let mut choice = Choice::default();
+    let now = SystemTime::now();
     for (index, store) in stores.iter().enumerate() {
         choose_in(
             index,
@@ -123,6 +129,7 @@ pub(super) fn prune(
             &narrowed,
             exact,
             |d| matches(d, &selecting, bundle_filter.as_ref()),
+            |d| Standing::of(d, sources, now).is_stale(),
             older_than.as_deref(),
             args.keep_last,
             &mut choice,
@@ -198,7 +205,8 @@ pub(super) fn prune(
 }
 
 /// Adds to `choice` the instances of `store` that `narrowed` (the store-side filter) and `selected`
-/// keep and the limits take, newest first. Read a page at a time, each page sorted and windowed by
+/// keep and the limits take, newest first; a running one stays, counted, and counted again when
+/// `stale` says its run is over. Read a page at a time, each page sorted and windowed by
 /// the store (by its sort keys, in the local store): newest first with a count to keep; with an age
 /// alone, oldest first, stopping at the first instance that is not old, the others counted (when
 /// `exact`, `narrowed` selects just what `selected` does) rather than read.
@@ -209,6 +217,7 @@ fn choose_in(
     narrowed: &Filter,
     exact: bool,
     selected: impl Fn(&Document) -> bool,
+    stale: impl Fn(&Document) -> bool,
     older_than: Option<&str>,
     keep_last: Option<usize>,
     choice: &mut Choice,
@@ -245,6 +254,7 @@ fn choose_in(
             let status = text(doc, "status");
             if status == "running" {
                 choice.running += 1;
+                choice.stale += usize::from(stale(doc));
                 choice.kept += 1;
                 continue;
             }
@@ -414,6 +424,7 @@ fn report(
             "deleted": deleted,
             "kept": choice.kept,
             "kept_running": choice.running,
+            "kept_stale": choice.stale,
             "objects_left": objects,
         });
         let warnings: Vec<&str> = said
@@ -461,11 +472,8 @@ fn report(
         format!("Deleted {}", instances(deleted as usize))
     };
     let mut kept = format!("kept {}", instances(choice.kept));
-    if choice.running > 0 {
-        kept.push_str(&format!(
-            " ({} still running, which a later prune can take once ended)",
-            choice.running
-        ));
+    if let Some(running) = running_note(choice.running, choice.stale) {
+        kept.push_str(&format!(" ({running})"));
     }
     out.push_str(&format!("{gone}; {kept}.\n"));
     if objects > 0 {
@@ -483,6 +491,29 @@ fn report(
     }
     term.print(&out);
     Ok(exit_of(&said))
+}
+
+/// What is said of the `running` instances a prune kept, `stale` of them over though they show
+/// running: that a later prune can take them, once they end or once the next run marks the stale
+/// ones failed. `None` when it kept none.
+fn running_note(running: usize, stale: usize) -> Option<String> {
+    use crate::words::plural;
+    let live = running.saturating_sub(stale);
+    let mut parts = Vec::new();
+    if live > 0 {
+        parts.push(format!(
+            "{live} still running, which a later prune can take once ended"
+        ));
+    }
+    if stale > 0 {
+        parts.push(format!(
+            "{stale} stale, showing running though {} over: the next run marks {} failed, and a later prune can take {} then",
+            plural(stale, "its run is", "their runs are"),
+            plural(stale, "it", "them"),
+            plural(stale, "it", "them"),
+        ));
+    }
+    (!parts.is_empty()).then(|| parts.join("; "))
 }
 
 /// 1 when a store refused to delete some, or the configured document store was left out of the
@@ -503,6 +534,25 @@ fn scores_of(doc: &Document) -> Map<String, Value> {
 #[cfg(test)]
 mod tests {
     use std::sync::Mutex;
+
+    /// The running instances kept are said as they stand: a stale one is told apart, with what
+    /// lets a prune take it.
+    #[test]
+    fn the_running_instances_kept_are_said_as_they_stand() {
+        assert_eq!(running_note(0, 0), None);
+        assert_eq!(
+            running_note(2, 0).as_deref(),
+            Some("2 still running, which a later prune can take once ended")
+        );
+        assert_eq!(
+            running_note(1, 1).as_deref(),
+            Some("1 stale, showing running though its run is over: the next run marks it failed, and a later prune can take it then")
+        );
+        assert_eq!(
+            running_note(3, 2).as_deref(),
+            Some("1 still running, which a later prune can take once ended; 2 stale, showing running though their runs are over: the next run marks them failed, and a later prune can take them then")
+        );
+    }
 
     use super::super::watched::Watched;
     use super::*;
@@ -700,6 +750,7 @@ mod tests {
             &Filter::all(),
             true,
             |_| true,
+            |_| false,
             Some("2026-12-07T00:00:00.000000Z"),
             None,
             &mut choice,

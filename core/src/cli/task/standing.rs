@@ -23,7 +23,7 @@ pub(super) enum Standing {
     /// next `by` here marks it failed, whatever its heartbeat says.
     UnfinishedHere { by: &'static str },
     /// It shows `running`, but its run stopped sending signs of life (probably killed, on whichever
-    /// machine ran it).
+    /// machine ran it), or it records no heartbeat and has recorded nothing for a day.
     Stale(heartbeat::Stale),
     /// As the store records it.
     Recorded,
@@ -73,7 +73,8 @@ impl Standing {
     /// word the run's summary used for it (`completed (passed)`, `completed (scored below 1)`); a
     /// running one whose end waits in this machine's journal, or whose run on this machine ended
     /// without finishing it, says so; one whose run stopped sending signs of life says since when
-    /// (`running (no sign of life since …)`).
+    /// (`running (no sign of life since …)`), and one that records no heartbeat and has recorded
+    /// nothing for a day says that (`running (records no heartbeat; nothing recorded since …)`).
     pub(super) fn status_line(&self, doc: &Document, scores: &Map<String, Value>) -> String {
         let status = text(doc, "status");
         match self {
@@ -81,7 +82,7 @@ impl Standing {
                 format!("{status} ({})", heartbeat::end_waiting_here(by))
             }
             Standing::UnfinishedHere { by } => format!("{status} ({})", unfinished_words(by)),
-            Standing::Stale(stale) => format!("{status} (no sign of life since {})", stale.since),
+            Standing::Stale(stale) => format!("{status} ({})", stale.brief()),
             Standing::Recorded => recorded_status(doc, scores),
         }
     }

@@ -31,8 +31,8 @@ use crate::stores::{Document, DocumentStore, Filter, Predicate};
 ///
 /// Before marking anything, it writes the final documents a run kept because the store did not take
 /// them ([`RunJournal::end_unrecorded`]), as they are, marked [`RECORDED_LATE_AT`]. Then it marks
-/// failed the instances in `docs`, of any machine, that are `running` with a stale heartbeat
-/// ([`heartbeat::stale`]), but for those of runs live here.
+/// failed the instances in `docs`, of any machine, that are `running` with a stale heartbeat, or
+/// with none and nothing recorded for a day ([`heartbeat::stale`]), but for those of runs live here.
 ///
 /// [`RunJournal::end_unrecorded`]: super::RunJournal::end_unrecorded
 /// [`heartbeat::stale`]: crate::run::heartbeat::stale

@@ -5,14 +5,15 @@ use serde_json::{json, Map};
 
 use super::swept::Swept;
 use crate::clock;
-use crate::run::heartbeat::{self, HEARTBEAT_AT};
+use crate::run::heartbeat::{self, LastSign, Stale, HEARTBEAT_AT};
 use crate::run::recorder::{self, INSTANCES};
 use crate::stores::document::UpdateSpec;
 use crate::stores::{DocumentStore, Filter, Predicate};
 
-/// Marks failed the instances in `docs` that are `running` with a stale heartbeat, but for those of
-/// the run groups `live` here; each only while its heartbeat is still the one judged stale, so a
-/// run that has just written a newer one is left alone.
+/// Marks failed the instances in `docs` that are `running` with a stale heartbeat (or that record
+/// none and have recorded nothing for a day), but for those of the run groups `live` here; each
+/// only while it is still as it was judged ([`still_as_judged`]), so a run that has just written
+/// something newer is left alone.
 pub(super) fn mark_stale(
     docs: &dyn DocumentStore,
     live: &std::collections::BTreeSet<String>,
@@ -40,9 +41,10 @@ pub(super) fn mark_stale(
         let Some(id) = instance.get("instance_id").and_then(|v| v.as_str()) else {
             continue;
         };
-        let one = Filter::eq("instance_id", id)
-            .and("status", Predicate::Eq(json!("running")))
-            .and(HEARTBEAT_AT, Predicate::Eq(json!(stale.since)));
+        let one = still_as_judged(&stale).into_iter().fold(
+            Filter::eq("instance_id", id).and("status", Predicate::Eq(json!("running"))),
+            |filter, (path, predicate)| filter.and(&path, predicate),
+        );
         let mut set = Map::new();
         set.insert("status".into(), json!("failed"));
         set.insert("error".into(), json!(stale.error()));
@@ -58,6 +60,9 @@ pub(super) fn mark_stale(
             false,
         ) {
             Ok(0) => {}
+            Ok(n) if matches!(stale.sign, LastSign::NoHeartbeat { .. }) => {
+                swept.no_heartbeat_instances += n;
+            }
             Ok(n) => {
                 swept.stale_instances += n;
                 if let Some(host) = stale.host {
@@ -68,6 +73,19 @@ pub(super) fn mark_stale(
             }
             Err(e) => swept.stale_not_marked = Some(e.to_string()),
         }
+    }
+}
+
+/// What `stale` was judged by, still there: its last heartbeat; or, for one that records none, no
+/// heartbeat yet and the latest time it recorded unchanged.
+fn still_as_judged(stale: &Stale) -> Vec<(String, Predicate)> {
+    match &stale.sign {
+        LastSign::Heartbeat => vec![(HEARTBEAT_AT.into(), Predicate::Eq(json!(stale.since)))],
+        // An absent path matches `null`.
+        LastSign::NoHeartbeat { key, .. } => vec![
+            (HEARTBEAT_AT.into(), Predicate::Eq(serde_json::Value::Null)),
+            (key.clone(), Predicate::Eq(json!(stale.since))),
+        ],
     }
 }
 
@@ -157,8 +175,9 @@ mod tests {
     }
 
     /// A running instance whose heartbeat stopped (its run killed on another machine, which left no
-    /// journal here) is marked failed, naming the machine; one with a fresh heartbeat, one of a run
-    /// live here and one that records no heartbeat are left running.
+    /// journal here) is marked failed, naming the machine, as is one that records no heartbeat and
+    /// started two days ago; one with a fresh heartbeat, one of a run live here and one that records
+    /// no heartbeat but started a minute ago (or records no time at all) are left running.
     #[test]
     fn a_sweep_marks_failed_the_instances_whose_heartbeat_stopped() {
         let tmp = tempfile::tempdir().unwrap();
@@ -186,8 +205,20 @@ mod tests {
             }
             docs.insert(INSTANCES, doc.as_object().unwrap()).unwrap();
         }
+        // What an agent-env from before heartbeats left: a start and nothing since, two days ago
+        // and a minute ago.
+        let ago = |secs: u64| {
+            clock::rfc3339_utc(std::time::SystemTime::now() - std::time::Duration::from_secs(secs))
+        };
+        for (id, started) in [("ancient", ago(2 * 86_400)), ("recent", ago(60))] {
+            let doc = json!({"instance_id": id, "status": "running", "started_at_utc": started,
+                "created_at_utc": "2020-01-01 00:00 UTC", "running_steps": ["wait"],
+                "context": {"metadata": {"run_group_id": format!("run-{id}")}}});
+            docs.insert(INSTANCES, doc.as_object().unwrap()).unwrap();
+        }
         let swept = sweep(&locks, &root, &docs, InstancesIn::Configured);
         assert_eq!(swept.stale_instances, 1, "{swept:?}");
+        assert_eq!(swept.no_heartbeat_instances, 1, "{swept:?}");
         assert_eq!(swept.stale_hosts, ["ci-runner-7"]);
         let said = swept.sentences().join("\n");
         assert!(
@@ -207,9 +238,17 @@ mod tests {
         );
         assert_eq!(gone["running_steps"], json!([]));
         assert!(marked_by_a_later_run(&gone));
-        for id in ["fresh", "ours", "old-style"] {
+        for id in ["fresh", "ours", "old-style", "recent"] {
             assert_eq!(get(id)["status"], "running", "{id}");
         }
+        let ancient = get("ancient");
+        assert_eq!(ancient["status"], "failed");
+        assert_eq!(ancient["running_steps"], json!([]));
+        assert!(marked_by_a_later_run(&ancient), "{ancient:?}");
+        assert!(
+            said.contains("note: 1 task instance that records no heartbeat (an older agent-env or another tool wrote it) and had recorded nothing for more than 24 hours marked failed"),
+            "{said}"
+        );
         drop(live);
     }
 }

@@ -21,7 +21,9 @@
 //!
 //! A run killed on another machine sharing the document store leaves no journal here: its instances'
 //! heartbeats stop instead ([`crate::run::heartbeat`]), and a sweep on any machine marks the
-//! instances whose heartbeat is stale failed, naming the machine their run ran on.
+//! instances whose heartbeat is stale failed, naming the machine their run ran on. An instance an
+//! older agent-env left `running` records no heartbeat: a sweep marks it failed once it has recorded
+//! nothing for a day ([`crate::run::heartbeat::NO_HEARTBEAT_STALE_AFTER`]).
 //!
 //! A journal says which document store its run's instances went to ([`InstancesIn`]): a bundle run's
 //! go to this machine's @local store, `task run`'s to the configured one, and which one that was

@@ -62,7 +62,13 @@ pub struct Swept {
     /// the machines those runs ran on, where the instances say.
     pub stale_instances: u64,
     pub stale_hosts: Vec<String>,
-    /// Why such instances could not be marked (the store refused): the next run tries again.
+    /// Instances that record no heartbeat (an older agent-env or another tool wrote them) and had
+    /// recorded nothing for [`NO_HEARTBEAT_STALE_AFTER`], marked failed.
+    ///
+    /// [`NO_HEARTBEAT_STALE_AFTER`]: crate::run::heartbeat::NO_HEARTBEAT_STALE_AFTER
+    pub no_heartbeat_instances: u64,
+    /// Why such instances (either kind) could not be marked (the store refused): the next run
+    /// tries again.
     pub stale_not_marked: Option<String>,
 }
 
@@ -130,6 +136,18 @@ impl Swept {
                 "note: {} task {} whose runs stopped sending signs of life (probably killed{on}) marked failed",
                 self.stale_instances,
                 plural(self.stale_instances as usize, "instance", "instances"),
+            ));
+        }
+        if self.no_heartbeat_instances > 0 {
+            let n = self.no_heartbeat_instances as usize;
+            out.push(format!(
+                "note: {n} task {} that {} no heartbeat (an older agent-env or another tool wrote {}) and had recorded nothing for more than {} marked failed",
+                plural(n, "instance", "instances"),
+                plural(n, "records", "record"),
+                plural(n, "it", "them"),
+                crate::run::heartbeat::recorded_times::age_words(
+                    crate::run::heartbeat::NO_HEARTBEAT_STALE_AFTER
+                ),
             ));
         }
         if let Some(why) = &self.stale_not_marked {
