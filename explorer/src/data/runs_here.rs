@@ -8,6 +8,7 @@ use std::collections::{HashMap, HashSet};
 use std::path::PathBuf;
 
 use agent_env::bundle::ids::LOCAL_PREFIX;
+use agent_env::run::heartbeat::LastSign;
 use agent_env::run::liveness::journals_here;
 use agent_env_store::document::Document;
 use serde_json::Value;
@@ -26,7 +27,8 @@ pub enum Interrupted {
     JournalCutShort { by: &'static str },
     /// A bundle run's instance (this machine's) whose run has no journal here, live or left behind.
     NoRun,
-    /// Its run, on any machine, stopped sending signs of life (its heartbeat is stale).
+    /// Its run, on any machine, stopped sending signs of life (its heartbeat is stale), or it
+    /// records no heartbeat and has recorded nothing for a day.
     Stale(agent_env::run::heartbeat::Stale),
 }
 
@@ -46,10 +48,16 @@ impl Interrupted {
                 agent_env::run::liveness::WHY_CUT_SHORT
             ),
             Interrupted::NoRun => "no run on this machine is running this task any more, and its run left no journal for a later run to mark it failed: it ended without finishing".to_string(),
-            Interrupted::Stale(stale) => format!(
-                "the run of this task shows {}: it shows as running until the next run on any machine sharing the document store marks it failed",
-                stale.words()
-            ),
+            Interrupted::Stale(stale) => match stale.sign {
+                LastSign::Heartbeat => format!(
+                    "the run of this task shows {}: it shows as running until the next run on any machine sharing the document store marks it failed",
+                    stale.words()
+                ),
+                LastSign::NoHeartbeat { .. } => format!(
+                    "this run of the task {}, so it is taken to have ended without finishing: it shows as running until the next run that records to its document store marks it failed",
+                    stale.words()
+                ),
+            },
         }
     }
 }

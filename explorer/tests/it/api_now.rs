@@ -1,5 +1,6 @@
 //! The explorer sees this machine as it is now, not as it was when it started: plugins installed
-//! (or removed) since, an `agent-env run` under way, and a run that was killed.
+//! (or removed) since, an `agent-env run` under way, and a run that was killed (or left running a day
+//! ago by an older agent-env, which recorded no heartbeat).
 
 use std::process::Stdio;
 use std::time::{Duration, Instant};
@@ -225,6 +226,69 @@ fn an_instance_a_killed_run_left_running_is_shown_interrupted() {
         "{}",
         listed.both()
     );
+}
+
+/// What an agent-env from before instances recorded heartbeats left `running` of a stored task's run
+/// in group `group`: a start, `started` ago, and nothing since. Written to the configured document
+/// store (the default one); its start as recorded.
+fn old_style_instance(world: &World, group: &str, started: Duration) -> String {
+    use agent_env_store::document::DocumentStore;
+    let at = agent_env::clock::rfc3339_utc(std::time::SystemTime::now() - started);
+    let doc = json!({"instance_id": format!("team/old-{group}"), "task_id": "team/old",
+        "task_version": 1, "total_steps": 1, "status": "running", "current_step": 0,
+        "created_at_utc": "2020-01-01 00:00 UTC", "started_at_utc": at, "completed_at_utc": null,
+        "context": {"metadata": {"run_group_id": group}}});
+    let configured = agent_env::stores::local::LocalSqliteDocumentStore::new(
+        world.state_root().join("document_store/documents.db"),
+    );
+    configured
+        .insert("task_instances", doc.as_object().unwrap())
+        .unwrap();
+    at
+}
+
+/// A stored task's instance that an older agent-env left `running` (it records no heartbeat) and
+/// that started two days ago is `interrupted`, saying so, and its run group complete: its stream
+/// ends. One that started a minute ago may still run. The old one's group showed `running` for
+/// ever, and its stream sent snapshots until it timed out.
+#[test]
+fn an_instance_an_older_agent_env_left_running_a_day_ago_is_interrupted() {
+    let world = World::new();
+    let day = Duration::from_secs(24 * 60 * 60);
+    let started = old_style_instance(&world, "run-old", 2 * day);
+    old_style_instance(&world, "run-young", Duration::from_secs(60));
+    let server = Explorer::start(&world);
+
+    let state = server.get("/api/v1/run-groups/run-old").expect(200).json();
+    assert_eq!(state["outcomes"], json!({"interrupted": 1}), "{state}");
+    assert_eq!(state["running"], 0, "{state}");
+    assert_eq!(state["complete"], true, "{state}");
+    let warning = state["runs"]["items"][0]["instance"]["warning"]
+        .as_str()
+        .unwrap_or("");
+    assert_eq!(
+        warning,
+        format!("this run of the task records no heartbeat: an older agent-env or another tool wrote it; it started 2 days ago, at {started}, and has recorded nothing since, so it is taken to have ended without finishing: it shows as running until the next run that records to its document store marks it failed"),
+        "{state}"
+    );
+    let path = format!(
+        "/api/v1/tasks/{}/run-groups/run-old/stream",
+        seg("team/old")
+    );
+    let (_, events) = events_until(
+        server.port,
+        &path,
+        &["complete", "not_found", "timeout", "error"],
+    );
+    let names: Vec<&str> = events.iter().map(|e| e.name.as_str()).collect();
+    assert_eq!(names.last(), Some(&"complete"), "{names:?}");
+
+    let young = server
+        .get("/api/v1/run-groups/run-young")
+        .expect(200)
+        .json();
+    assert_eq!(young["outcomes"], json!({"running": 1}), "{young}");
+    assert_eq!(young["complete"], false, "{young}");
 }
 
 /// Ends the process `pid` (the step's `sleep`, which outlives the killed run).
