@@ -137,8 +137,14 @@ fn pass_on_lines(pending: &mut Vec<u8>, end: bool, out: &mut impl std::io::Write
         None => return,
     };
     let text = String::from_utf8_lossy(&pending[..whole]);
-    let _ = out.write_all(crate::redaction::redact(&text).as_bytes());
+    let _ = out.write_all(masked(&text).as_bytes());
     pending.drain(..whole);
+}
+
+/// `text` with every secret the invocation knows masked, and the credentials of every URL in it
+/// (a spec's `NAME @ https://user:token@host/...`, which pip's `Collecting` line repeats) however short.
+fn masked(text: &str) -> String {
+    crate::redaction::redact(&crate::redaction::mask_url_credentials(text)).into_owned()
 }
 
 /// How long a line without its end is held back for the rest of it.
@@ -175,7 +181,7 @@ fn tee_to_stderr(mut reader: std::io::PipeReader) -> std::sync::mpsc::Receiver<S
             pass_on_lines(&mut pending, true, &mut std::io::stderr());
             let start = kept.len().saturating_sub(SAID_KEPT);
             let said = String::from_utf8_lossy(&kept[start..]);
-            let _ = send.send(crate::redaction::redact(&said).into_owned());
+            let _ = send.send(masked(&said));
         });
     // Without the thread, nothing is shown; the installer's end status still counts.
     if copied.is_err() {

@@ -53,9 +53,10 @@ pub struct Spec {
     pub name: Option<String>,
 }
 
+/// A spec refused for `reason`, shown with the credentials of a URL in it masked.
 fn bad(spec: &str, reason: impl Into<String>) -> InstallError {
     InstallError::BadSpec {
-        spec: spec.to_string(),
+        spec: crate::redaction::mask_url_credentials(spec).into_owned(),
         reason: reason.into(),
     }
 }

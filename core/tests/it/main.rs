@@ -30,6 +30,7 @@ mod hosted_postgres;
 mod hosted_s3;
 mod hosted_team;
 mod plugin_add_folder;
+mod plugin_add_registries;
 mod plugin_add_sources;
 mod plugin_discovery;
 mod plugin_env;

@@ -25,6 +25,11 @@ pub(super) fn add(a: &AddArgs, session: &Session, term: &Terminal) -> Exit {
         remember_index_credentials(url);
         check_index_url(flag, url)?;
     }
+    // A spec's URL (`NAME @ https://user:token@host/...`, a bare wheel URL, `git+https://TOKEN@...`)
+    // carries credentials the same way.
+    for url in a.specs.iter().flat_map(|spec| urls_in(spec)) {
+        remember_index_credentials(url);
+    }
     let options = crate::install::add::AddOptions {
         specs: a.specs.clone(),
         installer: a.installer,
@@ -65,6 +70,17 @@ pub(super) fn remove(a: &RemoveArgs, session: &Session, term: &Terminal) -> Exit
     };
     changing(&asked, session, term, |out| {
         crate::install::remove::remove(&options, &install_context(session, out, a.wait))
+    })
+}
+
+/// The URLs written in a spec, each from its scheme on (`x @ https://…`, `x@https://…`, a bare URL).
+fn urls_in(spec: &str) -> impl Iterator<Item = &str> {
+    spec.split_whitespace().filter_map(|word| {
+        let separator = word.find("://")?;
+        let scheme_start = word[..separator]
+            .rfind(|c: char| !(c.is_ascii_alphanumeric() || matches!(c, '+' | '-' | '.')))
+            .map_or(0, |before| before + 1);
+        Some(&word[scheme_start..])
     })
 }
 
@@ -178,7 +194,12 @@ fn document(asked: &Asked<'_>, report: &ChangeReport, said: Said) -> serde_json:
     serde_json::json!({
         "format_version": 1,
         "command": asked.command,
-        "requested": asked.requested,
+        // A spec's credentials masked by their place, however short.
+        "requested": asked
+            .requested
+            .iter()
+            .map(|spec| crate::redaction::mask_url_credentials(spec))
+            .collect::<Vec<_>>(),
         "outcome": outcome_name(&report.outcome),
         "exit_code": exit_code(&report.outcome),
         "problems": report.problems,
