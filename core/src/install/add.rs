@@ -82,6 +82,11 @@ fn try_add(
     ));
     for step in &steps {
         out.line(&step.describe(&plugins));
+        if step.is_pip_install() {
+            if let Some(no_index) = opts.pip.without_index() {
+                out.line(&format!("  {no_index}"));
+            }
+        }
         // A folder's manifest can be read before anything is installed: what of the environment it
         // asks for is said before the question (other sources say it once installed).
         if let plan::Step::Copy { from, .. } = step {
@@ -131,10 +136,14 @@ fn try_add(
                 problems.push(problem);
                 // pip ran in this process's environment, so its index variables are read there.
                 let pip_variable = |name: &str| std::env::var(name).ok();
-                let ask_index = |project: &str| {
-                    super::index_probe::first_trouble(&opts.pip, &pip_variable, project)
-                };
-                hints = super::sdk_advice::after_failed_install(&specs, &said, &ask_index);
+                let ask_index =
+                    |project: &str| super::index_probe::troubles(&opts.pip, &pip_variable, project);
+                hints = super::sdk_advice::after_failed_install(
+                    &specs,
+                    &said,
+                    opts.pip.no_index,
+                    &ask_index,
+                );
                 break;
             }
             Err(e) => {

@@ -1,11 +1,14 @@
-//! Asking a package index once why pip found nothing there. pip, run with `--no-input`, says of an
-//! index that refused it (401, 403) only that it found no version of the project, the words it uses
-//! for an index that lacks the project (and of one it could not reach, once it stops retrying); so
-//! after such a failure `plugin add` asks each index it gave pip for that project's page itself,
-//! with the credentials in the index's URL, and tells them apart. One request per index, after the
-//! install failed, to an index the user named: on the command line, or in the `PIP_INDEX_URL` and
-//! `PIP_EXTRA_INDEX_URL` variables pip read (a CI job's usual way to name its registry). An index
-//! named only in a pip configuration file is not asked: pip's own words are all there is of it.
+//! Asking a package index why pip found nothing there. pip, run with `--no-input`, says of an
+//! index that refused it (401, 403), that failed with a server error (5xx) or that is not an index
+//! at all (a URL without its `/simple` path) only that it found no version of the project, the
+//! words it uses for an index that lacks the project (and of one it could not reach, once it stops
+//! retrying; while it retries it does not say which index it could not reach); so after such a
+//! failure `plugin add` asks each index it gave pip for that project's page itself, with the
+//! credentials in the index's URL, and tells them apart. One request per index (two when the page
+//! is not there: the index's own address, which an index answers), after the install failed, to an
+//! index the user named: on the command line, or in the `PIP_INDEX_URL` and `PIP_EXTRA_INDEX_URL`
+//! variables pip read (a CI job's usual way to name its registry). An index named only in a pip
+//! configuration file is not asked: pip's own words are all there is of it.
 
 use std::time::Duration;
 
@@ -18,17 +21,19 @@ use crate::redaction::{mask_url_credentials, percent_decoded, userinfo_range};
 /// How long the question may take, answer included.
 const WAIT: Duration = Duration::from_secs(10);
 
-/// The trouble of the first of the indexes pip used (its index, then each extra index) that does
-/// not answer a request for `project`'s page: not reached, or refusing it; `None` when each answers
-/// (with the page or without it). `variable` reads the environment pip ran in.
-pub fn first_trouble(
+/// The trouble of each of the indexes pip used (its index, then each extra index, in that order)
+/// that does not answer a request for `project`'s page as an index does: not reached, refusing it,
+/// failing with a server error, or not there at all; empty when each answers (with the page or
+/// without it). `variable` reads the environment pip ran in.
+pub fn troubles(
     pip: &PipOptions,
     variable: &dyn Fn(&str) -> Option<String>,
     project: &str,
-) -> Option<IndexTrouble> {
+) -> Vec<IndexTrouble> {
     indexes_used(pip, variable)
         .iter()
-        .find_map(|index| trouble(index, project))
+        .filter_map(|index| trouble(index, project))
+        .collect()
 }
 
 /// The indexes pip used, as it picks them: `--index-url`, else `PIP_INDEX_URL`; then the extra
@@ -64,24 +69,41 @@ fn trouble(index: &str, project: &str) -> Option<IndexTrouble> {
         .timeout_global(Some(WAIT))
         .build()
         .into();
-    let mut request = agent.get(&page);
-    if let Some((user, password)) = &credentials {
-        let token = base64::engine::general_purpose::STANDARD.encode(format!("{user}:{password}"));
-        request = request.header("Authorization", format!("Basic {token}"));
-    }
+    let get = |url: &str| {
+        let mut request = agent.get(url);
+        if let Some((user, password)) = &credentials {
+            let token =
+                base64::engine::general_purpose::STANDARD.encode(format!("{user}:{password}"));
+            request = request.header("Authorization", format!("Basic {token}"));
+        }
+        request.call().map(|response| response.status().as_u16())
+    };
     let shown = mask_url_credentials(index).into_owned();
-    let status = match request.call() {
-        Ok(response) => response.status().as_u16(),
+    let status = match get(&page) {
+        Ok(status) => status,
         Err(error) => {
             return unreached_because(&error)
                 .map(|why| IndexTrouble::Unreached { index: shown, why })
         }
     };
-    matches!(status, 401 | 403).then(|| IndexTrouble::Refused {
-        index: shown,
-        status,
-        with_credentials: credentials.is_some(),
-    })
+    match status {
+        401 | 403 => Some(IndexTrouble::Refused {
+            index: shown,
+            status,
+            with_credentials: credentials.is_some(),
+        }),
+        500..=599 => Some(IndexTrouble::ServerError {
+            index: shown,
+            status,
+        }),
+        // The page is not there: an index lacking the project answers at its own address; a URL
+        // that is no index (its `/simple` path left out) does not.
+        404 => matches!(get(&bare), Ok(404)).then(|| IndexTrouble::NotAnIndex {
+            lacks_simple: !bare.trim_end_matches('/').ends_with("/simple"),
+            index: shown,
+        }),
+        _ => None,
+    }
 }
 
 /// Why a request did not reach the index, when the error says it did not (a TLS or protocol fault
@@ -170,19 +192,20 @@ mod tests {
             index_url: Some("file:///nowhere/simple".into()),
             extra_index_urls: vec![format!("http://u:pw@127.0.0.1:{port}/simple/")],
             reinstall: false,
+            no_index: false,
         };
         assert_eq!(
-            first_trouble(&pip, &|_| None, "setuptools"),
-            Some(IndexTrouble::Unreached {
+            troubles(&pip, &|_| None, "setuptools"),
+            [IndexTrouble::Unreached {
                 index: format!("http://u:***@127.0.0.1:{port}/simple/"),
                 why: "connection refused"
-            })
+            }]
         );
         let not_http = PipOptions {
             extra_index_urls: Vec::new(),
             ..pip
         };
-        assert_eq!(first_trouble(&not_http, &|_| None, "setuptools"), None);
+        assert_eq!(troubles(&not_http, &|_| None, "setuptools"), []);
     }
 
     #[test]
@@ -198,6 +221,7 @@ mod tests {
             index_url: None,
             extra_index_urls: vec!["https://flag-extra/simple".into()],
             reinstall: false,
+            no_index: false,
         };
         assert_eq!(
             indexes_used(&none_given, &environment),
@@ -233,11 +257,11 @@ mod tests {
             (name == "PIP_INDEX_URL").then(|| format!("http://127.0.0.1:{port}/simple"))
         };
         assert_eq!(
-            first_trouble(&PipOptions::default(), &environment, "agent-env-plugin-sdk"),
-            Some(IndexTrouble::Unreached {
+            troubles(&PipOptions::default(), &environment, "agent-env-plugin-sdk"),
+            [IndexTrouble::Unreached {
                 index: format!("http://127.0.0.1:{port}/simple"),
                 why: "connection refused"
-            })
+            }]
         );
     }
 }

@@ -4,7 +4,8 @@
 //! token, a `GOPROXY`'s) masked by their place, however short. pip runs with `--no-input`: an index
 //! that wants credentials fails the install instead of prompting (with `--yes` no one answers). A Go
 //! install shows the settings it inherits that decide where modules come from (`GOPROXY`, `GOFLAGS`,
-//! `GONOSUMDB`), when set, as pip's index is shown.
+//! `GONOSUMDB`), when set, as pip's index is shown. pip told to use no index (`PIP_NO_INDEX`) is said
+//! to, since it then ignores the indexes the plan shows.
 
 use std::collections::BTreeMap;
 use std::fs;
@@ -50,6 +51,16 @@ pub enum Step {
 }
 
 impl Step {
+    /// Whether it runs `pip install` (of the packages, or of what they need).
+    pub fn is_pip_install(&self) -> bool {
+        let argv = match self {
+            Step::Run { argv, .. } | Step::RunUnless { argv, .. } => argv,
+            _ => return false,
+        };
+        argv.get(1..4)
+            .is_some_and(|words| words == ["-m", "pip", "install"])
+    }
+
     pub fn describe(&self, plugins: &Path) -> String {
         match self {
             Step::Run { argv, cwd, env, .. } => {
@@ -117,9 +128,47 @@ pub struct PipOptions {
     /// Install again even when the same version is installed (`--force-reinstall`): a plugin's
     /// changed code under an unchanged version.
     pub reinstall: bool,
+    /// pip is told to use no index (`PIP_NO_INDEX` set to a true value in the environment it runs
+    /// in, an offline CI job's switch): it ignores `--index-url` and `--extra-index-url`.
+    pub no_index: bool,
+}
+
+/// Whether pip reads `value`, a `PIP_…` variable of an on/off option, as on (pip's rule: `1`, `y`,
+/// `yes`, `t`, `true`, `on`, in any case).
+pub fn pip_switch_on(value: &str) -> bool {
+    matches!(
+        value.trim().to_ascii_lowercase().as_str(),
+        "1" | "y" | "yes" | "t" | "true" | "on"
+    )
 }
 
 impl PipOptions {
+    /// What the plan says of pip told to use no index: that it uses none, why, and that the
+    /// indexes given are ignored; `None` when it uses its indexes.
+    pub fn without_index(&self) -> Option<String> {
+        if !self.no_index {
+            return None;
+        }
+        let mut given: Vec<&str> = Vec::new();
+        if self.index_url.is_some() {
+            given.push("--index-url");
+        }
+        if !self.extra_index_urls.is_empty() {
+            given.push("--extra-index-url");
+        }
+        let ignored = match given.as_slice() {
+            [] => String::new(),
+            flags => format!(
+                "; {} {} ignored while it is set",
+                flags.join(" and "),
+                if flags.len() == 1 { "is" } else { "are" }
+            ),
+        };
+        Some(format!(
+            "pip uses no index: PIP_NO_INDEX is set, so it installs only the files and folders given (and those in PIP_FIND_LINKS){ignored}; unset PIP_NO_INDEX to use an index"
+        ))
+    }
+
     /// The option that names an index, when one is given (`--index-url URL`, else the first
     /// `--extra-index-url URL`).
     fn first_index(&self) -> Option<String> {
@@ -740,6 +789,7 @@ mod tests {
             index_url: None,
             extra_index_urls: vec!["http://al:pw1@127.0.0.1:9/simple".into()],
             reinstall: true,
+            no_index: false,
         };
         let steps = build(&specs, Path::new("/nowhere"), &pip).unwrap();
         let lines: Vec<String> = steps

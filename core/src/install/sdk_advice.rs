@@ -7,8 +7,10 @@
 //! A cause that explains the others is looked for first: an index, proxy or registry not reached, or
 //! one that refused the credentials (or wanted some). pip ends both with the words it uses for a
 //! project an index lacks ("Could not find a version that satisfies the requirement"), and says
-//! nothing at all of a refusal when it may not prompt (`--no-input`), so for an index that offered no
-//! version at all the index is asked itself (see `index_probe`).
+//! nothing at all of a refusal, a server error or a URL that is no index when it may not prompt
+//! (`--no-input`), so for an index that offered no version at all the index is asked itself (see
+//! `index_probe`). pip told to use no index (`PIP_NO_INDEX`, an offline CI job's switch) is advised
+//! what works offline: a wheel, or a folder of them.
 
 use std::path::Path;
 
@@ -20,6 +22,8 @@ const PYTHON_SDK: &str = "agent-env-plugin-sdk";
 const GO_SDK: &str = "github.com/agent-env/agent-env/plugin-sdk-go";
 /// What keeps Go from checking the SDK against the public checksum database, which does not know it.
 const GO_NOSUMDB: &str = "GONOSUMDB=github.com/agent-env/*";
+/// What the advice calls the index of a pip told to use none.
+const NO_INDEX: &str = "no index (PIP_NO_INDEX is set)";
 /// The Rust SDK's crate name.
 const RUST_SDK: &str = "agent-env-plugin-sdk";
 /// The public Go module proxy, Go's default.
@@ -46,19 +50,38 @@ pub enum IndexTrouble {
         /// Whether the URL carried credentials (so they were refused, rather than missing).
         with_credentials: bool,
     },
+    /// Answered with a server error (5xx): down, or failing.
+    ServerError {
+        /// The index's URL, its credentials masked.
+        index: String,
+        status: u16,
+    },
+    /// Not there: 404 for the project's page and for the index's own address.
+    NotAnIndex {
+        /// The index's URL, its credentials masked.
+        index: String,
+        /// Whether its path does not end in `/simple` (where most indexes serve their pages).
+        lacks_simple: bool,
+    },
 }
 
 /// Advice for the specs an installer failed on, from the end of what it said (`said`): at most one
-/// sentence per installer, each for a cause it named. `ask_index` asks pip's indexes for a project's
-/// page when pip found no version of it, for a trouble pip does not mention.
+/// sentence per installer, each for a cause it named. `pip_no_index`: pip ran told to use no index
+/// (`PIP_NO_INDEX`). `ask_index` asks each of pip's indexes for a project's page when pip found no
+/// version of it (or could not reach one of several), for a trouble pip does not mention: the
+/// trouble of each index that has one, in pip's order.
 pub fn after_failed_install(
     specs: &[Spec],
     said: &str,
-    ask_index: &dyn Fn(&str) -> Option<IndexTrouble>,
+    pip_no_index: bool,
+    ask_index: &dyn Fn(&str) -> Vec<IndexTrouble>,
 ) -> Vec<String> {
     let mut advice = Vec::new();
     if specs.iter().any(|s| s.installer == Installer::Pip) {
-        advice.extend(pip_advice(specs, said, ask_index));
+        advice.extend(match pip_no_index {
+            true => pip_advice_without_index(specs, said),
+            false => pip_advice(specs, said, ask_index),
+        });
     }
     if let Some(go) = specs.iter().find(|s| s.installer == Installer::Go) {
         advice.extend(go_advice(go, said));
@@ -77,16 +100,39 @@ pub fn after_failed_install(
 fn pip_advice(
     specs: &[Spec],
     said: &str,
-    ask_index: &dyn Fn(&str) -> Option<IndexTrouble>,
+    ask_index: &dyn Fn(&str) -> Vec<IndexTrouble>,
 ) -> Option<String> {
-    // pip masks the password of the indexes it names, as `****`.
+    // pip masks the password of the indexes it names (and a token alone) as `****`.
     let named = said
         .lines()
         .find_map(|l| l.trim().strip_prefix("Looking in indexes: "))
-        .map(|indexes| indexes.trim().replace(":****@", ":***@"));
+        .map(|indexes| indexes.trim().replace("****@", "***@"));
     let index = named.as_deref().unwrap_or("PyPI");
+    let nothing_found = said
+        .lines()
+        .filter(|line| from_versions(line) == Some("none"))
+        .find_map(|line| requirement(line).map(requirement_name));
     if let Some(why) = pip_unreachable(said) {
-        return Some(unreachable(index, why));
+        // pip's retries name the page, not the index: of several, those not reached are asked.
+        let several = named.as_deref().is_some_and(|n| n.contains(", "));
+        let project = nothing_found.clone().or_else(|| retried_project(said));
+        let unreached: Vec<(String, &str)> = match (several, project) {
+            (true, Some(project)) => ask_index(&project)
+                .into_iter()
+                .filter_map(|trouble| match trouble {
+                    IndexTrouble::Unreached { index, why } => Some((index, why)),
+                    _ => None,
+                })
+                .collect(),
+            _ => Vec::new(),
+        };
+        return Some(match unreached.first() {
+            Some((_, why)) => {
+                let indexes: Vec<&str> = unreached.iter().map(|(i, _)| i.as_str()).collect();
+                unreachable(&indexes.join(", "), why)
+            }
+            None => unreachable(index, why),
+        });
     }
     if said.contains("401 Error, Credentials not correct") {
         return Some(refused_credentials(index));
@@ -94,13 +140,22 @@ fn pip_advice(
     if said.contains("User for ") && said.contains("EOFError") {
         return Some(needs_credentials(index));
     }
-    let nothing_found = said
-        .lines()
-        .filter(|line| from_versions(line) == Some("none"))
-        .find_map(|line| requirement(line).map(requirement_name));
-    if let Some(trouble) = nothing_found.and_then(|project| ask_index(&project)) {
+    let trouble = nothing_found.and_then(|project| ask_index(&project).into_iter().next());
+    if let Some(trouble) = trouble {
         return Some(match trouble {
             IndexTrouble::Unreached { index, why } => unreachable(&index, why),
+            IndexTrouble::ServerError { index, status } => format!(
+                "{index} answered with an error (HTTP {status}): it may be down; try again or check the server"
+            ),
+            IndexTrouble::NotAnIndex {
+                index,
+                lacks_simple: true,
+            } => format!(
+                "{index} is not a package index (it answers 404 Not Found at its own address): the URL may lack its /simple path (such as https://host/simple/); check it"
+            ),
+            IndexTrouble::NotAnIndex { index, .. } => format!(
+                "{index} is not a package index (it answers 404 Not Found at its own address): check its address"
+            ),
             IndexTrouble::Refused {
                 index,
                 status: 401,
@@ -151,6 +206,56 @@ fn pip_advice(
         ));
     }
     None
+}
+
+/// What pip told to use no index (`PIP_NO_INDEX`) failing to find a project says to do: give it a
+/// wheel (or a folder of them), which works offline, or let it use an index. A project folder's
+/// build needs setuptools from an index, so the SDK's checkout is not advised here.
+fn pip_advice_without_index(specs: &[Spec], said: &str) -> Option<String> {
+    const OR_UNSET: &str = "or unset PIP_NO_INDEX (and pass --index-url)";
+    const FOLDER_OF_WHEELS: &str =
+        "or give pip a folder of wheels that holds it (PIP_FIND_LINKS=FOLDER)";
+    const SDK_WHEEL: &str = "python3 -m pip wheel --no-deps CHECKOUT/plugin-sdk-py";
+    if let Some(line) = unsatisfied(said, PYTHON_SDK) {
+        let given = given_specs(specs);
+        let needing = specs
+            .iter()
+            .find(|s| s.path.as_deref().is_some_and(python_sdk_by_name))
+            .map(|project| project.text.clone())
+            .or_else(|| needing_package(line).map(str::to_string))
+            .unwrap_or_else(|| "the package".to_string());
+        return Some(format!(
+            "{needing} needs the Python SDK ({PYTHON_SDK}), and pip looked in {NO_INDEX}: install the SDK's wheel with it, `agent-env plugin add PATH/TO/agent_env_plugin_sdk-VERSION-py3-none-any.whl {given}` (built where an index is reachable, with `{SDK_WHEEL}`), {FOLDER_OF_WHEELS}, {OR_UNSET}"
+        ));
+    }
+    if unsatisfied(said, "setuptools").is_some() {
+        return Some(format!(
+            "pip needs setuptools to build a project folder, and looked in {NO_INDEX}: add a wheel of the project instead (built where an index is reachable, with `python3 -m pip wheel --no-deps FOLDER`), or give pip a folder of wheels that holds setuptools (PIP_FIND_LINKS=FOLDER), {OR_UNSET}"
+        ));
+    }
+    let project = said
+        .lines()
+        .filter(|line| from_versions(line) == Some("none"))
+        .find_map(requirement)?;
+    Some(format!(
+        "pip found no {project}: it looked in {NO_INDEX}, so it installs only the wheels and folders given: add the wheel of {} too, {FOLDER_OF_WHEELS}, {OR_UNSET}",
+        requirement_name(project)
+    ))
+}
+
+/// The project whose page pip's retries fetched (`…': /simple/agent-env-plugin-sdk/`).
+fn retried_project(said: &str) -> Option<String> {
+    said.lines()
+        .filter(|line| line.contains("Retrying (Retry("))
+        .find_map(|line| {
+            let page = line.rsplit("': ").next()?;
+            page.trim()
+                .trim_end_matches('/')
+                .rsplit('/')
+                .next()
+                .filter(|p| !p.is_empty())
+                .map(requirement_name)
+        })
 }
 
 /// Why pip could not reach an index, when its output says it could not.
@@ -402,15 +507,8 @@ fn python_sdk_missing(spec: &str, index: Option<&str>) -> String {
 /// The advice for a package that is not a project folder (a wheel, a package from the index) which
 /// needs the Python SDK, where pip found none: `line` is pip's, naming the package (`(from NAME)`).
 fn python_sdk_needed(line: &str, specs: &[Spec], index: Option<&str>) -> String {
-    let needing = line
-        .split_once("(from ")
-        .and_then(|(_, rest)| rest.split_once(')'))
-        .map_or("the package", |(name, _)| name.trim());
-    let given: Vec<&str> = specs
-        .iter()
-        .filter(|s| s.installer == Installer::Pip)
-        .map(|s| s.text.as_str())
-        .collect();
+    let needing = needing_package(line).unwrap_or("the package");
+    let given = given_specs(specs);
     let where_not = match index {
         Some(index) => format!("{index} does not hold it"),
         None => "pip looked only on PyPI".to_string(),
@@ -419,8 +517,25 @@ fn python_sdk_needed(line: &str, specs: &[Spec], index: Option<&str>) -> String 
         "{needing} needs the Python SDK ({PYTHON_SDK}), which is not on PyPI and {where_not}: install \
          the SDK with it from a checkout of agent-env, `agent-env plugin add CHECKOUT/plugin-sdk-py {}`; \
          or publish the SDK to your index and pass --index-url",
-        given.join(" ")
+        given
     )
+}
+
+/// The package pip's "satisfies the requirement X (from NAME)" line says needs X.
+fn needing_package(line: &str) -> Option<&str> {
+    line.split_once("(from ")
+        .and_then(|(_, rest)| rest.split_once(')'))
+        .map(|(name, _)| name.trim())
+}
+
+/// The Python specs as given, the credentials of a URL in them masked, separated by spaces.
+fn given_specs(specs: &[Spec]) -> String {
+    let given: Vec<std::borrow::Cow<'_, str>> = specs
+        .iter()
+        .filter(|s| s.installer == Installer::Pip)
+        .map(|s| crate::redaction::mask_url_credentials(&s.text))
+        .collect();
+    given.join(" ")
 }
 
 /// The advice for a module that needs the Go SDK by path, where Go did not find it: on `proxy`
@@ -491,8 +606,8 @@ mod tests {
     }
 
     /// No index refuses anything.
-    fn no_refusal(_: &str) -> Option<IndexTrouble> {
-        None
+    fn no_refusal(_: &str) -> Vec<IndexTrouble> {
+        Vec::new()
     }
 
     /// Advice for `said`, with indexes that answer `answer`; and the projects they were asked for.
@@ -504,9 +619,9 @@ mod tests {
         let asked = RefCell::new(Vec::new());
         let ask = |project: &str| {
             asked.borrow_mut().push(project.to_string());
-            answer.clone()
+            answer.clone().into_iter().collect()
         };
-        let advice = after_failed_install(specs, said, &ask);
+        let advice = after_failed_install(specs, said, false, &ask);
         (advice, asked.into_inner())
     }
 
@@ -527,7 +642,12 @@ mod tests {
             );
             assert!(asked.is_empty(), "{asked:?}");
         }
-        let unknown = after_failed_install(&[wheel()], said!("pip-no-host-wheel.txt"), &no_refusal);
+        let unknown = after_failed_install(
+            &[wheel()],
+            said!("pip-no-host-wheel.txt"),
+            false,
+            &no_refusal,
+        );
         assert_eq!(
             unknown,
             ["pip could not reach https://no-such-index.invalid/simple/ (its host name is not known): check the address, or that it is up"]
@@ -623,6 +743,7 @@ mod tests {
         let advice = after_failed_install(
             &[spec(Installer::Pip, dir.path())],
             said!("pip-no-sdk-folder.txt"),
+            false,
             &no_refusal,
         );
         assert_eq!(advice.len(), 1, "{advice:?}");
@@ -635,7 +756,12 @@ mod tests {
             "{advice:?}"
         );
         // A wheel that needs it: the advice names the wheel, and falls through no `?`.
-        let advice = after_failed_install(&[wheel()], said!("pip-no-sdk-wheel.txt"), &no_refusal);
+        let advice = after_failed_install(
+            &[wheel()],
+            said!("pip-no-sdk-wheel.txt"),
+            false,
+            &no_refusal,
+        );
         assert_eq!(
             advice,
             ["mystep needs the Python SDK (agent-env-plugin-sdk), which is not on PyPI and http://127.0.0.1:18704/simple/ does not hold it: install the SDK with it from a checkout of agent-env, `agent-env plugin add CHECKOUT/plugin-sdk-py dist/mystep-0.1.0-py3-none-any.whl`; or publish the SDK to your index and pass --index-url"]
@@ -650,8 +776,12 @@ mod tests {
             "pyproject.toml",
             "[project]\nname = \"p\"\ndependencies = [\"Agent_Env-Plugin-SDK>=0.1.0\"]\n",
         );
-        let advice =
-            after_failed_install(&[spec(Installer::Pip, dir.path())], PIP_NO_SDK, &no_refusal);
+        let advice = after_failed_install(
+            &[spec(Installer::Pip, dir.path())],
+            PIP_NO_SDK,
+            false,
+            &no_refusal,
+        );
         assert_eq!(advice.len(), 1, "{advice:?}");
         assert!(
             advice[0].contains("(it is not on PyPI): install the SDK with it")
@@ -666,7 +796,7 @@ mod tests {
                 ">=0.2.0 (from p) (from versions: 0.1.0)",
             );
         assert_eq!(
-            after_failed_install(&[spec(Installer::Pip, dir.path())], &other_version, &no_refusal),
+            after_failed_install(&[spec(Installer::Pip, dir.path())], &other_version, false, &no_refusal),
             ["http://127.0.0.1:9/simple holds agent-env-plugin-sdk 0.1.0, and ./proj asks for agent-env-plugin-sdk>=0.2.0: publish that version to the index, or change the requirement in its pyproject.toml"]
         );
     }
@@ -685,9 +815,10 @@ mod tests {
             spec(Installer::Pip, at_checkout.path()),
             spec(Installer::Pip, other.path()),
         ];
-        assert!(after_failed_install(&specs, PIP_NO_SDK, &no_refusal).is_empty());
+        assert!(after_failed_install(&specs, PIP_NO_SDK, false, &no_refusal).is_empty());
         assert!(
-            after_failed_install(&specs, "ERROR: some other failure\n", &no_refusal).is_empty()
+            after_failed_install(&specs, "ERROR: some other failure\n", false, &no_refusal)
+                .is_empty()
         );
     }
 
@@ -701,6 +832,7 @@ mod tests {
         let advice = after_failed_install(
             &[spec(Installer::Go, by_name.path())],
             not_found,
+            false,
             &no_refusal,
         );
         assert_eq!(advice.len(), 1, "{advice:?}");
@@ -715,12 +847,13 @@ mod tests {
             "module example.com/p\n\nrequire github.com/agent-env/agent-env/plugin-sdk-go v0.1.0\n\nreplace (\n\tgithub.com/agent-env/agent-env/plugin-sdk-go => /src/plugin-sdk-go\n)\n",
         ] {
             let replaced = project("go.mod", replaced);
-            assert!(after_failed_install(&[spec(Installer::Go, replaced.path())], not_found, &no_refusal).is_empty());
+            assert!(after_failed_install(&[spec(Installer::Go, replaced.path())], not_found, false, &no_refusal).is_empty());
         }
         // Go's other causes, whatever the go.mod.
         let tidy = after_failed_install(
             &[spec(Installer::Go, by_name.path())],
             "main.go:3:8: missing go.sum entry for module providing package github.com/agent-env/agent-env/plugin-sdk-go/agentenv\n",
+            false,
             &no_refusal,
         );
         assert!(
@@ -730,11 +863,30 @@ mod tests {
         let sumdb = after_failed_install(
             &[spec(Installer::Go, by_name.path())],
             "verifying module: github.com/agent-env/agent-env/plugin-sdk-go@v0.1.0: Get \"https://sum.golang.org/lookup/…\": dial tcp: lookup sum.golang.org: no such host\n",
+            false,
             &no_refusal,
         );
         assert!(
             sumdb[0].contains("GONOSUMDB=github.com/agent-env/*"),
             "{sumdb:?}"
+        );
+    }
+
+    #[test]
+    fn of_several_indexes_those_not_reached_are_named() {
+        let said = "Looking in indexes: http://127.0.0.1:1/simple/, http://****@127.0.0.1:2/simple/\nWARNING: Retrying (Retry(total=0, connect=None, read=None, redirect=None, status=None)) after connection broken by 'NewConnectionError('<…>: Failed to establish a new connection: [Errno 111] Connection refused')': /simple/agent-env-plugin-sdk/\n";
+        let (advice, asked) = advice_asking(
+            &[wheel()],
+            said,
+            Some(IndexTrouble::Unreached {
+                index: "http://***@127.0.0.1:2/simple/".into(),
+                why: "connection refused",
+            }),
+        );
+        assert_eq!(asked, ["agent-env-plugin-sdk"]);
+        assert_eq!(
+            advice,
+            ["pip could not reach http://***@127.0.0.1:2/simple/ (connection refused): check the address, or that it is up"]
         );
     }
 
@@ -746,10 +898,10 @@ mod tests {
         );
         let specs = [spec(Installer::Go, by_name.path())];
         assert_eq!(
-            after_failed_install(&specs, said!("go-down.txt"), &no_refusal),
+            after_failed_install(&specs, said!("go-down.txt"), false, &no_refusal),
             ["Go could not reach the module proxy http://127.0.0.1:18699 (connection refused): check GOPROXY's address, or that it is up"]
         );
-        let file = after_failed_install(&specs, said!("go-file.txt"), &no_refusal);
+        let file = after_failed_install(&specs, said!("go-file.txt"), false, &no_refusal);
         assert!(
             file[0].contains(
                 "or publish it to file:///home/me/work/emptyproxy, which does not hold it"
@@ -760,7 +912,7 @@ mod tests {
             (said!("go-401.txt"), "18701", "401 Unauthorized"),
             (said!("go-403.txt"), "18702", "403 Forbidden"),
         ] {
-            let advice = after_failed_install(&specs, output, &no_refusal);
+            let advice = after_failed_install(&specs, output, false, &no_refusal);
             assert_eq!(
                 advice,
                 [format!("the module proxy http://127.0.0.1:{port} refused Go ({words}): give Go credentials for it (a machine entry in ~/.netrc, or GOAUTH), then add it again")],
@@ -773,7 +925,7 @@ mod tests {
     fn a_rust_crate_whose_sdk_cargo_cannot_find_is_told_where_to_get_it() {
         let folder = Path::new("/home/me/work/myrs");
         let specs = [spec(Installer::Cargo, folder)];
-        let advice = after_failed_install(&specs, said!("cargo-offline.txt"), &no_refusal);
+        let advice = after_failed_install(&specs, said!("cargo-offline.txt"), false, &no_refusal);
         assert_eq!(advice.len(), 1, "{advice:?}");
         assert!(
             advice[0].starts_with("/home/me/work/myrs depends on the Rust SDK by name (agent-env-plugin-sdk), which is not on crates.io: build it against a checkout of agent-env: `agent-env-plugin-sdk = { path = \"CHECKOUT/plugin-sdk-rs\" }`")
@@ -786,11 +938,11 @@ mod tests {
             (said!("cargo-registry-offline.txt"), "did not find in `mine` index: publish it there"),
             (said!("cargo-vendored.txt"), "did not find in directory source `/home/me/work/ch2/vendor` (which is replacing registry `crates-io`): publish"),
         ] {
-            let advice = after_failed_install(&specs, output, &no_refusal);
+            let advice = after_failed_install(&specs, output, false, &no_refusal);
             assert!(advice[0].contains(searched), "{advice:?}");
         }
         assert_eq!(
-            after_failed_install(&specs, said!("cargo-down.txt"), &no_refusal),
+            after_failed_install(&specs, said!("cargo-down.txt"), false, &no_refusal),
             ["cargo could not reach the registry at http://127.0.0.1:18699/index/ (connection refused): check its address in .cargo/config.toml, or that it is up"]
         );
         // A crate by name (no folder) gets none.
@@ -799,7 +951,8 @@ mod tests {
             ..spec(Installer::Cargo, folder)
         };
         assert!(
-            after_failed_install(&[by_name], said!("cargo-offline.txt"), &no_refusal).is_empty()
+            after_failed_install(&[by_name], said!("cargo-offline.txt"), false, &no_refusal)
+                .is_empty()
         );
     }
 }

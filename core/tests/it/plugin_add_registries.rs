@@ -1,7 +1,10 @@
 //! Black-box: `plugin add` from the registries a team runs, on loopback only: the credentials in a
-//! spec's URL masked in everything shown.
+//! spec's URL masked in everything shown, a package index that fails (5xx) or is no index (404 at
+//! its own address), pip told to use no index (`PIP_NO_INDEX`), and an index of several that pip
+//! could not reach.
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
+use std::process::Command;
 
 use crate::support::plugins::Sandbox;
 
@@ -36,6 +39,87 @@ fn dead_port() -> u16 {
         .local_addr()
         .unwrap()
         .port()
+}
+
+/// A wheel of `dep-needer`, which requires the Python SDK by name, written into `folder`.
+fn sdk_needing_wheel(folder: &Path) -> PathBuf {
+    const MAKE: &str = r#"
+import sys, zipfile
+d = "dep_needer-0.1.0.dist-info"
+files = {
+    "dep_needer/__init__.py": "",
+    d + "/METADATA": "Metadata-Version: 2.1\nName: dep-needer\nVersion: 0.1.0\nRequires-Dist: agent-env-plugin-sdk>=0.1.0\n",
+    d + "/WHEEL": "Wheel-Version: 1.0\nGenerator: test\nRoot-Is-Purelib: true\nTag: py3-none-any\n",
+}
+files[d + "/RECORD"] = "".join(p + ",,\n" for p in files) + d + "/RECORD,,\n"
+with zipfile.ZipFile(sys.argv[1], "w") as z:
+    for path, text in files.items():
+        z.writestr(path, text)
+"#;
+    std::fs::create_dir_all(folder).unwrap();
+    let wheel = folder.join("dep_needer-0.1.0-py3-none-any.whl");
+    let made = Command::new("python3")
+        .args(["-c", MAKE])
+        .arg(&wheel)
+        .status()
+        .unwrap();
+    assert!(made.success());
+    wheel
+}
+
+/// An HTTP server on loopback answering every request with a status and no body: `default`, or
+/// the one given for its exact path; stopped when dropped.
+struct StatusServer {
+    server: std::process::Child,
+    port: u16,
+}
+
+impl StatusServer {
+    const SERVER: &'static str = r#"
+import http.server, sys
+default = int(sys.argv[1])
+special = dict(arg.split("=", 1) for arg in sys.argv[2:])
+class Handler(http.server.BaseHTTPRequestHandler):
+    def do_GET(self):
+        self.send_response(int(special.get(self.path, default)))
+        self.send_header("Content-Length", "0")
+        self.end_headers()
+    def log_message(self, *args):
+        pass
+server = http.server.HTTPServer(("127.0.0.1", 0), Handler)
+print(server.server_address[1], flush=True)
+server.serve_forever()
+"#;
+
+    fn start(default: u16, special: &[(&str, u16)]) -> StatusServer {
+        let mut server = Command::new("python3")
+            .args(["-c", Self::SERVER, &default.to_string()])
+            .args(
+                special
+                    .iter()
+                    .map(|(path, status)| format!("{path}={status}")),
+            )
+            .stdout(std::process::Stdio::piped())
+            .spawn()
+            .unwrap();
+        let mut line = String::new();
+        std::io::BufRead::read_line(
+            &mut std::io::BufReader::new(server.stdout.take().unwrap()),
+            &mut line,
+        )
+        .unwrap();
+        StatusServer {
+            server,
+            port: line.trim().parse().unwrap(),
+        }
+    }
+}
+
+impl Drop for StatusServer {
+    fn drop(&mut self) {
+        let _ = self.server.kill();
+        let _ = self.server.wait();
+    }
 }
 
 /// The credentials in a spec's URL (`NAME @ URL`, a bare URL, `git+https://TOKEN@…`) are masked
@@ -79,4 +163,122 @@ fn credentials_in_a_specs_url_are_masked_in_json_and_in_pips_lines() {
         );
         assert!(!said.contains(&format!("alice:{password}@")), "{said}");
     }
+}
+
+/// An index that answers a server error (5xx) is said to have, not to lack the SDK; a URL that is
+/// no index (404 at its own address, its `/simple` left out) is said to be one.
+#[test]
+fn an_index_failing_with_a_server_error_or_not_an_index_is_said_so() {
+    let sb = pip_sandbox();
+    let wheel = sdk_needing_wheel(&sb.dir().join("dist"));
+    let sdk_down = StatusServer::start(404, &[("/simple/agent-env-plugin-sdk/", 503)]);
+    let all_down = StatusServer::start(500, &[]);
+    let nothing = StatusServer::start(404, &[]);
+    let cases = [
+        (
+            format!("http://u:pw@127.0.0.1:{}/simple/", sdk_down.port),
+            format!(
+                "hint: http://u:***@127.0.0.1:{}/simple/ answered with an error (HTTP 503): it may be down; try again or check the server",
+                sdk_down.port
+            ),
+        ),
+        (
+            format!("http://127.0.0.1:{}/simple/", all_down.port),
+            format!(
+                "hint: http://127.0.0.1:{}/simple/ answered with an error (HTTP 500): it may be down",
+                all_down.port
+            ),
+        ),
+        (
+            format!("http://127.0.0.1:{}/", nothing.port),
+            format!(
+                "hint: http://127.0.0.1:{}/ is not a package index (it answers 404 Not Found at its own address): the URL may lack its /simple path",
+                nothing.port
+            ),
+        ),
+    ];
+    for (url, hint) in cases {
+        let out = sb.run(&[
+            "plugin",
+            "add",
+            wheel.to_str().unwrap(),
+            "--index-url",
+            &url,
+            "--yes",
+        ]);
+        let said = both(&out);
+        assert_eq!(out.status.code(), Some(1), "{said}");
+        assert!(said.contains(&hint), "{hint}\n{said}");
+        assert!(!said.contains("does not hold it"), "{said}");
+    }
+}
+
+/// `PIP_NO_INDEX` set (pip's true values): the plan says pip uses no index and ignores
+/// `--index-url`, and the hint speaks of no index and of the SDK's wheel, not of PyPI.
+#[test]
+fn pip_told_to_use_no_index_is_said_to_in_the_plan_and_the_hint() {
+    let mut sb = pip_sandbox();
+    let wheel = sdk_needing_wheel(&sb.dir().join("dist"));
+    let index = format!("http://127.0.0.1:{}/simple/", dead_port());
+    let dry_run = [
+        "plugin",
+        "add",
+        wheel.to_str().unwrap(),
+        "--index-url",
+        &index,
+        "--dry-run",
+    ];
+    sb.set("PIP_NO_INDEX", "0");
+    let used = sb.stdout(&dry_run, 0);
+    assert!(!used.contains("pip uses no index"), "{used}");
+    sb.env.retain(|(k, _)| k != "PIP_NO_INDEX");
+    sb.set("PIP_NO_INDEX", "Yes");
+    let plan = sb.stdout(&dry_run, 0);
+    assert!(
+        plan.contains("  pip uses no index: PIP_NO_INDEX is set, so it installs only the files and folders given (and those in PIP_FIND_LINKS); --index-url is ignored while it is set; unset PIP_NO_INDEX to use an index\n"),
+        "{plan}"
+    );
+
+    let out = sb.run(&["plugin", "add", wheel.to_str().unwrap(), "--yes"]);
+    let said = both(&out);
+    assert_eq!(out.status.code(), Some(1), "{said}");
+    assert!(
+        said.contains("hint: dep-needer needs the Python SDK (agent-env-plugin-sdk), and pip looked in no index (PIP_NO_INDEX is set): install the SDK's wheel with it, `agent-env plugin add PATH/TO/agent_env_plugin_sdk-VERSION-py3-none-any.whl "),
+        "{said}"
+    );
+    assert!(
+        said.contains("or unset PIP_NO_INDEX") && !said.contains("PyPI"),
+        "{said}"
+    );
+}
+
+/// Of an index and an extra index, only the one pip could not reach is named, a token alone in its
+/// URL masked as `***@`.
+#[test]
+fn of_several_indexes_only_the_one_pip_could_not_reach_is_named() {
+    let mut sb = pip_sandbox();
+    // pip says it could not connect only while it retries, without saying where.
+    sb.env.retain(|(k, _)| k != "PIP_RETRIES");
+    sb.set("PIP_RETRIES", "1");
+    let wheel = sdk_needing_wheel(&sb.dir().join("dist"));
+    let up = StatusServer::start(404, &[("/simple/", 200)]);
+    let down = dead_port();
+    let out = sb.run(&[
+        "plugin",
+        "add",
+        wheel.to_str().unwrap(),
+        "--index-url",
+        &format!("http://127.0.0.1:{}/simple/", up.port),
+        "--extra-index-url",
+        &format!("http://tok@127.0.0.1:{down}/simple/"),
+        "--yes",
+    ]);
+    let said = both(&out);
+    assert_eq!(out.status.code(), Some(1), "{said}");
+    assert!(
+        said.contains(&format!(
+            "hint: pip could not reach http://***@127.0.0.1:{down}/simple/ (connection refused): check the address, or that it is up"
+        )),
+        "{said}"
+    );
 }

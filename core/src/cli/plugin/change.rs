@@ -40,6 +40,10 @@ pub(super) fn add(a: &AddArgs, session: &Session, term: &Terminal) -> Exit {
             index_url: a.index_url.clone(),
             extra_index_urls: a.extra_index_url.clone(),
             reinstall: a.reinstall,
+            no_index: session
+                .env()
+                .var("PIP_NO_INDEX")
+                .is_some_and(|value| crate::install::plan::pip_switch_on(&value)),
         },
     };
     let asked = Asked {
