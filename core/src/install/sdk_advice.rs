@@ -20,6 +20,8 @@ use super::source::{Installer, Spec};
 const PYTHON_SDK: &str = "agent-env-plugin-sdk";
 /// The Go SDK's module path.
 const GO_SDK: &str = "github.com/agent-env/agent-env/plugin-sdk-go";
+/// The module paths of the Go SDK, as GONOSUMDB and GOPRIVATE take them.
+const GO_SDK_PATTERN: &str = "github.com/agent-env/*";
 /// What keeps Go from checking the SDK against the public checksum database, which does not know it.
 const GO_NOSUMDB: &str = "GONOSUMDB=github.com/agent-env/*";
 /// What the advice calls the index of a pip told to use none.
@@ -330,6 +332,19 @@ fn go_advice(spec: &Spec, said: &str) -> Option<String> {
             folder.display()
         ));
     }
+    if let Some(module) = unverified_module(said) {
+        let pattern = match module.strip_prefix("github.com/agent-env/") {
+            Some(_) => GO_SDK_PATTERN.to_string(),
+            None => module.to_string(),
+        };
+        let example = match pattern == GO_SDK_PATTERN {
+            true => GO_NOSUMDB.to_string(),
+            false => format!("{GO_NOSUMDB},{pattern}"),
+        };
+        return Some(format!(
+            "Go could not verify {module} against the checksum database (sum.golang.org unless GOSUMDB names another), which knows nothing of a module only your proxy serves: add its path pattern to GONOSUMDB, a comma-separated list ({example}; GOPRIVATE would skip your proxy too), then add it again"
+        ));
+    }
     if said.contains("sum.golang.org") {
         return Some(format!(
             "Go checks every module against the public checksum database (sum.golang.org), which knows nothing of the SDK your proxy serves: set {GO_NOSUMDB} (GOPRIVATE would skip your proxy too), then add it again"
@@ -365,6 +380,25 @@ fn go_advice(spec: &Spec, said: &str) -> Option<String> {
         .any(|m| lower.contains(m));
     (said.contains(GO_SDK) && fetch_failed && go_sdk_by_name(folder))
         .then(|| go_sdk_missing(folder, proxy.as_deref()))
+}
+
+/// The module Go failed to verify against the checksum database (`verifying module:
+/// example.com/team-plugin@v0.1.0: …`, `verifying example.com/x@v1.0.0/go.mod: …`), when that is
+/// what failed; a checksum that does not match (`checksum mismatch`) is another failure.
+fn unverified_module(said: &str) -> Option<&str> {
+    if said.contains("checksum mismatch") {
+        return None;
+    }
+    said.lines().find_map(|line| {
+        let (_, rest) = line.split_once("verifying ")?;
+        let rest = rest
+            .strip_prefix("module: ")
+            .or_else(|| rest.strip_prefix("go.mod: "))
+            .unwrap_or(rest);
+        let (module, _) = rest.split_once('@')?;
+        let plausible = module.contains('/') && !module.contains(char::is_whitespace);
+        plausible.then_some(module)
+    })
 }
 
 /// The module proxy Go's failure names (the URL it fetched, up to the module path, its credentials
@@ -869,6 +903,27 @@ mod tests {
         assert!(
             sumdb[0].contains("GONOSUMDB=github.com/agent-env/*"),
             "{sumdb:?}"
+        );
+    }
+
+    #[test]
+    fn the_module_go_could_not_verify_is_the_one_named() {
+        let specs = [spec(Installer::Go, Path::new("/nowhere"))];
+        let said = "main.go:3:8: example.com/team-lib@v0.1.0: verifying module: example.com/team-lib@v0.1.0: Get \"https://sum.golang.org/lookup/example.com/team-lib@v0.1.0\": 404 Not Found\n";
+        let advice = after_failed_install(&specs, said, false, &no_refusal);
+        assert!(
+            advice[0].starts_with(
+                "Go could not verify example.com/team-lib against the checksum database"
+            ) && advice[0].contains("(GONOSUMDB=github.com/agent-env/*,example.com/team-lib; "),
+            "{advice:?}"
+        );
+        assert_eq!(
+            unverified_module("verifying example.com/x@v1.0.0/go.mod: checksum mismatch"),
+            None
+        );
+        assert_eq!(
+            unverified_module("go: verifying example.com/x@v1.0.0/go.mod: reading …"),
+            Some("example.com/x")
         );
     }
 

@@ -1,7 +1,7 @@
 //! Black-box: `plugin add` from the registries a team runs, on loopback only: the credentials in a
 //! spec's URL masked in everything shown, a package index that fails (5xx) or is no index (404 at
-//! its own address), pip told to use no index (`PIP_NO_INDEX`), and an index of several that pip
-//! could not reach.
+//! its own address), pip told to use no index (`PIP_NO_INDEX`), an index of several that pip could
+//! not reach, and a module Go cannot verify against the checksum database.
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -281,4 +281,62 @@ fn of_several_indexes_only_the_one_pip_could_not_reach_is_named() {
         )),
         "{said}"
     );
+}
+
+/// A module of the team's own that Go cannot verify against the checksum database is named, with
+/// the GONOSUMDB that leaves it out, where the SDK was named whatever failed.
+#[test]
+fn a_module_go_cannot_verify_is_named_with_the_gonosumdb_that_leaves_it_out() {
+    let Some(go) = dir_of("go") else {
+        eprintln!("skipped: no go");
+        return;
+    };
+    let mut sb = Sandbox::new();
+    sb.path.extend(go);
+    // A module proxy of one module (file://), and a checksum database that does not answer.
+    let versions = sb.dir().join("proxy/example.com/team-lib/@v");
+    std::fs::create_dir_all(&versions).unwrap();
+    std::fs::write(versions.join("list"), "v0.1.0\n").unwrap();
+    std::fs::write(versions.join("v0.1.0.info"), "{\"Version\":\"v0.1.0\"}\n").unwrap();
+    let go_mod = "module example.com/team-lib\n\ngo 1.22\n";
+    std::fs::write(versions.join("v0.1.0.mod"), go_mod).unwrap();
+    let zip = Command::new("python3")
+        .args([
+            "-c",
+            "import sys, zipfile\nwith zipfile.ZipFile(sys.argv[1], 'w') as z:\n    z.writestr('example.com/team-lib@v0.1.0/go.mod', sys.argv[2])\n    z.writestr('example.com/team-lib@v0.1.0/lib.go', 'package lib\\n')\n",
+        ])
+        .arg(versions.join("v0.1.0.zip"))
+        .arg(go_mod)
+        .status()
+        .unwrap();
+    assert!(zip.success());
+    let module = sb.dir().join("team-plugin");
+    std::fs::create_dir_all(&module).unwrap();
+    std::fs::write(
+        module.join("go.mod"),
+        "module example.com/team-plugin\n\ngo 1.22\n\nrequire example.com/team-lib v0.1.0\n",
+    )
+    .unwrap();
+    std::fs::write(
+        module.join("main.go"),
+        "package main\n\nimport _ \"example.com/team-lib\"\n\nfunc main() {}\n",
+    )
+    .unwrap();
+    let proxy = format!("file://{}", sb.dir().join("proxy").display());
+    sb.set("GOPROXY", &proxy)
+        .set("GOFLAGS", "-mod=mod")
+        .set("GONOSUMDB", "github.com/agent-env/*")
+        .set(
+            "GOSUMDB",
+            &format!("sum.golang.org http://127.0.0.1:{}", dead_port()),
+        );
+    let out = sb.run(&["plugin", "add", module.to_str().unwrap(), "--yes"]);
+    let said = both(&out);
+    assert_eq!(out.status.code(), Some(1), "{said}");
+    assert!(
+        said.contains("hint: Go could not verify example.com/team-lib against the checksum database")
+            && said.contains("add its path pattern to GONOSUMDB, a comma-separated list (GONOSUMDB=github.com/agent-env/*,example.com/team-lib;"),
+        "{said}"
+    );
+    assert!(!said.contains("knows nothing of the SDK"), "{said}");
 }
