@@ -4,8 +4,9 @@
 //! token, a `GOPROXY`'s) masked by their place, however short. pip runs with `--no-input`: an index
 //! that wants credentials fails the install instead of prompting (with `--yes` no one answers). A Go
 //! install shows the settings it inherits that decide where modules come from (`GOPROXY`, `GOFLAGS`,
-//! `GONOSUMDB`), when set, as pip's index is shown. pip told to use no index (`PIP_NO_INDEX`) is said
-//! to, since it then ignores the indexes the plan shows.
+//! `GONOSUMDB`, `GOPRIVATE`, `GONOPROXY`), when set in the environment, as pip's index is shown
+//! (those written with `go env -w` are Go's own file's, which the plan does not read). pip told to
+//! use no index (`PIP_NO_INDEX`) is said to, since it then ignores the indexes the plan shows.
 
 use std::collections::BTreeMap;
 use std::fs;
@@ -103,7 +104,8 @@ fn masked(word: &str) -> String {
 }
 
 /// The variables a Go install inherits that decide where its modules come from, shown in its plan.
-const GO_SOURCE_VARIABLES: [&str; 3] = ["GOPROXY", "GOFLAGS", "GONOSUMDB"];
+const GO_SOURCE_VARIABLES: [&str; 5] =
+    ["GOPROXY", "GOFLAGS", "GONOSUMDB", "GOPRIVATE", "GONOPROXY"];
 
 /// The settings of [`GO_SOURCE_VARIABLES`] that `lookup` finds set (and not empty), in that order.
 fn go_source_settings(lookup: impl Fn(&str) -> Option<String>) -> Vec<(String, String)> {

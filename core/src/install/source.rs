@@ -129,6 +129,24 @@ pub fn installer_of(folder: &Path) -> Option<Installer> {
     }
 }
 
+/// What to add to the refusal of a folder that is no plugin source when it holds Go files (a
+/// command's folder inside a module, `./mod/cmd/tool`): that `--installer go` builds it.
+fn go_command_hint(folder: &Path) -> &'static str {
+    let holds_go = std::fs::read_dir(folder)
+        .into_iter()
+        .flatten()
+        .flatten()
+        .any(|entry| {
+            let name = entry.file_name();
+            let name = name.to_string_lossy();
+            name == "go.mod" || name.ends_with(".go")
+        });
+    match holds_go {
+        true => "; it holds Go code: if it is a command's folder inside a Go module, add it with --installer go",
+        false => "",
+    }
+}
+
 /// Reads a spec. `forced` is `--installer`.
 pub fn classify(
     text: &str,
@@ -157,7 +175,10 @@ pub fn classify(
             let Some(detected) = installer_of(&path).or(in_module.then_some(Installer::Go)) else {
                 return Err(bad(
                     text,
-                    format!("the folder holds none of {MANIFEST_FILE}, Cargo.toml, go.mod, pyproject.toml or setup.py, so it is no plugin source"),
+                    format!(
+                        "the folder holds none of {MANIFEST_FILE}, Cargo.toml, go.mod, pyproject.toml or setup.py, so it is no plugin source{}",
+                        go_command_hint(&path)
+                    ),
                 ));
             };
             let installer = forced.unwrap_or(detected);

@@ -1,7 +1,8 @@
 //! Black-box: `plugin add` from the registries a team runs, on loopback only: the credentials in a
 //! spec's URL masked in everything shown, a package index that fails (5xx) or is no index (404 at
 //! its own address), pip told to use no index (`PIP_NO_INDEX`), an index of several that pip could
-//! not reach, and a module Go cannot verify against the checksum database.
+//! not reach, a module Go cannot verify against the checksum database, and a Go command's folder
+//! added without `--installer go`.
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -339,4 +340,43 @@ fn a_module_go_cannot_verify_is_named_with_the_gonosumdb_that_leaves_it_out() {
         "{said}"
     );
     assert!(!said.contains("knows nothing of the SDK"), "{said}");
+}
+
+/// The plan shows GOPRIVATE and GONOPROXY when set, beside GOPROXY; a command's folder inside a Go
+/// module, added without `--installer go`, is refused with that suggestion.
+#[test]
+fn a_go_plan_shows_goprivate_and_a_command_folder_is_pointed_to_installer_go() {
+    let Some(go) = dir_of("go") else {
+        eprintln!("skipped: no go");
+        return;
+    };
+    let mut sb = Sandbox::new();
+    sb.path.extend(go);
+    sb.set("GOPRIVATE", "example.com/team/*")
+        .set("GONOPROXY", "example.com/direct/*");
+    let module = sb.dir().join("mod");
+    std::fs::create_dir_all(module.join("cmd/tool")).unwrap();
+    std::fs::write(
+        module.join("go.mod"),
+        "module example.com/team/mod\n\ngo 1.22\n",
+    )
+    .unwrap();
+    std::fs::write(
+        module.join("cmd/tool/main.go"),
+        "package main\n\nfunc main() {}\n",
+    )
+    .unwrap();
+    let plan = sb.stdout(&["plugin", "add", module.to_str().unwrap(), "--dry-run"], 0);
+    assert!(
+        plan.contains(" && 'GOPRIVATE=example.com/team/*' 'GONOPROXY=example.com/direct/*' GOBIN="),
+        "{plan}"
+    );
+    let command = module.join("cmd/tool");
+    let out = sb.run(&["plugin", "add", command.to_str().unwrap(), "--dry-run"]);
+    let said = both(&out);
+    assert_eq!(out.status.code(), Some(1), "{said}");
+    assert!(
+        said.contains("so it is no plugin source; it holds Go code: if it is a command's folder inside a Go module, add it with --installer go"),
+        "{said}"
+    );
 }
