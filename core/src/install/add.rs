@@ -80,10 +80,12 @@ fn try_add(
         "agent-env: plugins directory at {}",
         plugins.display()
     ));
+    // Said once, under the first pip install (a reinstall runs two).
+    let mut pip_without_index = opts.pip.without_index();
     for step in &steps {
         out.line(&step.describe(&plugins));
         if step.is_pip_install() {
-            if let Some(no_index) = opts.pip.without_index() {
+            if let Some(no_index) = pip_without_index.take() {
                 out.line(&format!("  {no_index}"));
             }
         }

@@ -235,6 +235,13 @@ fn pip_told_to_use_no_index_is_said_to_in_the_plan_and_the_hint() {
     sb.env.retain(|(k, _)| k != "PIP_NO_INDEX");
     sb.set("PIP_NO_INDEX", "Yes");
     let plan = sb.stdout(&dry_run, 0);
+    assert_eq!(plan.matches("pip uses no index").count(), 1, "{plan}");
+    let reinstall = sb.stdout(&[dry_run.as_slice(), &["--reinstall"]].concat(), 0);
+    assert_eq!(
+        reinstall.matches("pip uses no index").count(),
+        1,
+        "{reinstall}"
+    );
     assert!(
         plan.contains("  pip uses no index: PIP_NO_INDEX is set, so it installs only the files and folders given (and those in PIP_FIND_LINKS); --index-url is ignored while it is set; unset PIP_NO_INDEX to use an index\n"),
         "{plan}"
