@@ -3,7 +3,9 @@
 //! A closed stdout (`agent-env config show | head -c1`) is the reader choosing to stop reading, not a
 //! failure of the command: the writer stops writing to that stream, the command runs to its end (a
 //! bundle run must not stop half way with its sandboxes up), and agent-env exits with the command's own
-//! exit code, printing nothing about the pipe. The same holds for a closed stderr. Nothing here panics.
+//! exit code, printing nothing about the pipe. The same holds for a closed stderr, and for a terminal
+//! that hung up (its window closed, its ssh connection dropped): its reader went away too, so a command
+//! a hang-up stopped says nothing of the writes the gone terminal refused. Nothing here panics.
 //!
 //! Any other failure to write stdout (a full disk, an I/O error) loses output a script relies on: it
 //! is kept ([`Terminal::stdout_failure`]), and the command's exit says so, never 0. A stdout that was
@@ -177,6 +179,14 @@ impl Terminal {
             return;
         }
         if let Some(e) = write_to(&mut io::stdout().lock(), &self.stdout_closed, text) {
+            self.note_stdout_failure(&e);
+        }
+    }
+
+    /// Keeps `e`, a write to stdout that failed, as [`Terminal::stdout_failure`], unless stdout is
+    /// a terminal that hung up: a reader gone, as a closed pipe's is.
+    fn note_stdout_failure(&self, e: &io::Error) {
+        if !terminal_hung_up(libc::STDOUT_FILENO, e) {
             let _ = self.stdout_failure.set(e.to_string());
         }
     }
@@ -293,7 +303,7 @@ impl StdoutStream<'_> {
             if e.kind() != io::ErrorKind::Interrupted {
                 self.term.stdout_closed.store(true, Ordering::Relaxed);
                 if e.kind() != io::ErrorKind::BrokenPipe {
-                    let _ = self.term.stdout_failure.set(e.to_string());
+                    self.term.note_stdout_failure(e);
                 }
             }
         }
@@ -354,6 +364,20 @@ fn write_bytes_to(stream: &mut impl Write, closed: &AtomicBool, bytes: &[u8]) ->
         .err()?;
     closed.store(true, Ordering::Relaxed);
     (e.kind() != io::ErrorKind::BrokenPipe).then_some(e)
+}
+
+/// Whether `e`, a failed write to `fd`, came from a terminal that hung up: the kernel answers every
+/// write to it, and every question about its settings, with EIO (a file or pipe is no terminal at
+/// all: ENOTTY).
+fn terminal_hung_up(fd: libc::c_int, e: &io::Error) -> bool {
+    if e.raw_os_error() != Some(libc::EIO) {
+        return false;
+    }
+    let mut settings = std::mem::MaybeUninit::<libc::termios>::uninit();
+    // SAFETY: tcgetattr writes at most one termios into `settings`, which lives across the call;
+    // its contents are never read.
+    let asked = unsafe { libc::tcgetattr(fd, settings.as_mut_ptr()) };
+    asked == -1 && io::Error::last_os_error().raw_os_error() == Some(libc::EIO)
 }
 
 #[cfg(test)]

@@ -547,6 +547,105 @@ fn ctrl_c_at_the_question_changes_nothing_and_says_so() {
     assert_eq!(before, tree(&sb.plugins_dir()));
 }
 
+/// Runs `args` with stdin and stdout on a terminal of its own (its controlling terminal when
+/// `controlling`, so closing it sends SIGHUP; otherwise only the reads and writes see it gone) and
+/// stderr on a pipe, closes the terminal once `Proceed?` is asked, and returns the exit code and the
+/// stderr.
+fn terminal_closed_at_the_question(
+    sb: &Sandbox,
+    args: &[&str],
+    controlling: bool,
+) -> (i32, String) {
+    use std::io::Read;
+    use std::os::fd::{FromRawFd, OwnedFd};
+    use std::os::unix::fs::OpenOptionsExt;
+    use std::os::unix::process::CommandExt;
+    // Both ends closed on exec: no other process (a command another test starts meanwhile, or the
+    // command itself) may hold the terminal open once the test closes it.
+    // SAFETY: posix_openpt opens a new fd, which the OwnedFd then owns alone.
+    let leader = unsafe {
+        let fd = libc::posix_openpt(libc::O_RDWR | libc::O_NOCTTY | libc::O_CLOEXEC);
+        assert!(fd >= 0, "no pseudo-terminal");
+        OwnedFd::from_raw_fd(fd)
+    };
+    let mut name = [0 as libc::c_char; 128];
+    // SAFETY: the leader is open; ptsname_r writes at most `name.len()` bytes into `name`.
+    let named = unsafe {
+        use std::os::fd::AsRawFd;
+        libc::unlockpt(leader.as_raw_fd()) == 0
+            && libc::ptsname_r(leader.as_raw_fd(), name.as_mut_ptr(), name.len()) == 0
+    };
+    assert!(named, "the terminal's name");
+    // SAFETY: ptsname_r wrote a NUL-terminated name into `name`.
+    let name = unsafe { std::ffi::CStr::from_ptr(name.as_ptr()) };
+    let follower: OwnedFd = std::fs::OpenOptions::new()
+        .read(true)
+        .write(true)
+        .custom_flags(libc::O_NOCTTY)
+        .open(name.to_str().unwrap())
+        .unwrap()
+        .into();
+    let mut cmd = sb.command(args);
+    cmd.stdin(follower.try_clone().unwrap())
+        .stdout(follower)
+        .stderr(std::process::Stdio::piped());
+    if controlling {
+        // SAFETY: setsid and ioctl are async-signal-safe; fd 0 is the terminal by then.
+        unsafe {
+            cmd.pre_exec(|| {
+                if libc::setsid() == -1 || libc::ioctl(0, libc::TIOCSCTTY, 0) == -1 {
+                    return Err(std::io::Error::last_os_error());
+                }
+                Ok(())
+            });
+        }
+    }
+    let mut child = cmd.spawn().unwrap();
+    drop(cmd);
+    let mut stderr = child.stderr.take().unwrap();
+    let reading = std::thread::spawn(move || {
+        let mut said = String::new();
+        let _ = stderr.read_to_string(&mut said);
+        said
+    });
+    let mut screen = std::fs::File::from(leader);
+    let mut shown = Vec::new();
+    let mut buf = [0u8; 4096];
+    while !String::from_utf8_lossy(&shown).contains("Proceed? [y/N] ") {
+        let n = screen.read(&mut buf).expect("the question");
+        assert!(n > 0, "{}", String::from_utf8_lossy(&shown));
+        shown.extend_from_slice(&buf[..n]);
+    }
+    // The window closes.
+    drop(screen);
+    let code = child.wait().unwrap().code().unwrap_or(-1);
+    (code, reading.join().unwrap())
+}
+
+/// A terminal that closes at `Proceed?` stops the command as its hangup does (exit 129, nothing
+/// installed), and the lines the gone terminal could not take are not called a failure to write the
+/// output: only the notice reaches a stderr that is elsewhere.
+#[test]
+fn a_terminal_that_closes_at_the_question_is_a_hangup_and_no_failed_output() {
+    let sb = Sandbox::new();
+    existing_plugin(&sb);
+    let before = tree(&sb.plugins_dir());
+    let src = fixture_dir("folder-plugin");
+    for controlling in [true, false] {
+        let (code, stderr) = terminal_closed_at_the_question(
+            &sb,
+            &["plugin", "add", src.to_str().unwrap()],
+            controlling,
+        );
+        assert_eq!(code, 129, "controlling terminal {controlling}: {stderr}");
+        assert_eq!(
+            stderr, "Interrupted at the question: nothing was installed.\n",
+            "controlling terminal {controlling}"
+        );
+        assert_eq!(before, tree(&sb.plugins_dir()));
+    }
+}
+
 #[test]
 fn a_second_change_is_refused_while_the_lock_is_held() {
     use std::os::fd::AsRawFd;
