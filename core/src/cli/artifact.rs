@@ -10,7 +10,7 @@ use super::{Exit, Failure, Terminal};
 use crate::run::cancel::{watch_signals, Cancel, Signalled};
 use crate::run::stored_artifact;
 use crate::run::stored_artifact::verify::{verify_files, FileVerdict};
-use crate::run::stored_artifact::{reading, FileUnderWay};
+use crate::run::stored_artifact::{reading, FileUnderWay, PutStep};
 use crate::session::Session;
 use crate::table::width;
 use crate::words::{byte_size, plural};
@@ -183,34 +183,62 @@ fn file_rows(doc: &serde_json::Map<String, Value>) -> String {
         .collect()
 }
 
-/// `Writing <path> (3 of 12, 1.4 GiB)`: the file a put is hashing and writing.
+/// `Writing <path> (3 of 12, 1.4 GiB)`: the file a put is hashing, reading back or writing.
 fn progress_line(file: &FileUnderWay<'_>) -> String {
+    let doing = match file.step {
+        PutStep::Hashing => "Hashing",
+        PutStep::ReadingBack => "Reading back the stored object for",
+        PutStep::Writing => "Writing",
+    };
     format!(
-        "Writing {} ({} of {}, {})",
+        "{doing} {} ({} of {}, {})",
         file.path,
-        file.written + 1,
+        file.done + 1,
         file.total,
         byte_size(file.size)
     )
 }
 
-/// What a put stopped at once now would leave, as the put says it before each file.
-static LEFT: std::sync::Mutex<String> = std::sync::Mutex::new(String::new());
+/// What the first signal's notice says the put waits for, by what it is doing with a file: a hash
+/// or a read back stops within a chunk; a write is let finish.
+fn stopping_notice(step: PutStep, path: &str) -> String {
+    match step {
+        PutStep::Hashing => format!("Stopping the hashing of {path}; nothing was written"),
+        PutStep::ReadingBack => {
+            format!("Stopping the reading back of the stored object for {path}")
+        }
+        PutStep::Writing => "Stopping once the file being written is written".to_string(),
+    }
+}
+
+/// What the put is doing as the put says it before each step of a file: the first signal's notice,
+/// and what a stop at once now would leave.
+struct UnderWay {
+    stopping: String,
+    left: String,
+}
+
+static UNDER_WAY: std::sync::Mutex<UnderWay> = std::sync::Mutex::new(UnderWay {
+    stopping: String::new(),
+    left: String::new(),
+});
 
 /// A signal during `artifact put`: the first lets the file being written finish (an upload cut
-/// short is left half-made in some stores), the next stops at once.
+/// short is left half-made in some stores), or stops a hash or a read back within a chunk, and says
+/// which; the next stops at once.
 fn on_put_signal(signalled: Signalled) {
-    super::stopping::two_step(
-        signalled,
-        "Stopping once the file being written is written",
-        || {
-            let left = LEFT.lock().map(|l| l.clone()).unwrap_or_default();
-            match left.is_empty() {
-                true => "nothing was written".to_string(),
-                false => left,
-            }
-        },
-    );
+    let (stopping, left) = UNDER_WAY
+        .lock()
+        .map(|u| (u.stopping.clone(), u.left.clone()))
+        .unwrap_or_default();
+    let stopping = match stopping.is_empty() {
+        true => "Stopping".to_string(),
+        false => stopping,
+    };
+    super::stopping::two_step(signalled, &stopping, || match left.is_empty() {
+        true => "nothing was written".to_string(),
+        false => left,
+    });
 }
 
 /// A sentence for each link below `folder` that leads outside it: a file read through it is stored
@@ -267,8 +295,9 @@ fn put(args: PutArgs, session: &Session, term: &Terminal) -> Exit {
     // script's stderr gets none of it.
     let live = term.style().redraws_lines();
     let before_file = |file: &FileUnderWay<'_>| {
-        if let Ok(mut told) = LEFT.lock() {
-            *told = file.left_if_stopped.to_string();
+        if let Ok(mut told) = UNDER_WAY.lock() {
+            told.stopping = stopping_notice(file.step, file.path);
+            told.left = file.left_if_stopped.to_string();
         }
         if live {
             term.eprint_after(ERASE_LINE, &progress_line(file));
@@ -342,8 +371,9 @@ mod tests {
     #[test]
     fn the_progress_line_counts_from_one_and_gives_the_size() {
         let file = FileUnderWay {
+            step: PutStep::Writing,
             path: "model/weights.bin",
-            written: 2,
+            done: 2,
             total: 12,
             size: 1_503_238_554,
             left_if_stopped: "",

@@ -33,6 +33,7 @@ use crate::run::cancel::Cancel;
 use crate::session::Session;
 use crate::stores::{Document, Filter, StoreError, VersionedEntityStore};
 
+mod hashing;
 pub(crate) mod placement;
 pub mod reading;
 mod recording;
@@ -57,14 +58,29 @@ pub struct PutArtifact {
 /// A file's sha256 and size, by its path in the folder.
 type Hashes = std::collections::HashMap<String, (String, u64)>;
 
-/// The file a put is about to hash and write, told to its caller before each file.
+/// What a put does with a file: each file is hashed, a file the store may hold already has that
+/// object read back, and the rest are written.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum PutStep {
+    /// Its sha256 is being read from the folder (nothing is written meanwhile).
+    Hashing,
+    /// An object the store holds, which the version may name instead of writing the file, is being
+    /// read back and hashed.
+    ReadingBack,
+    /// It is being written to the object store.
+    Writing,
+}
+
+/// The file a put is about to hash, read back or write, told to its caller before each.
 #[derive(Debug)]
 pub struct FileUnderWay<'a> {
+    /// What the put is about to do with it.
+    pub step: PutStep,
     /// Its path in the folder.
     pub path: &'a str,
-    /// How many files were written before it.
-    pub written: usize,
-    /// How many files the put writes in all.
+    /// How many files went through this step before it.
+    pub done: usize,
+    /// How many files the put holds in all.
     pub total: usize,
     /// Its size in bytes, as the folder lists it.
     pub size: u64,
@@ -74,9 +90,10 @@ pub struct FileUnderWay<'a> {
 
 /// Writes the files of `folder` as the next version of the stored artifact `id`. The document store
 /// is reached before any file is written (a store that is down would leave the files unreferenced);
-/// `cancel` stops the put between two files, with the files already written named. `before_file` is
-/// told of each file before it is hashed and written (for progress, and for a caller that must stop
-/// at once to say what that leaves). The version is recorded once every file is written, asking the
+/// `cancel` stops the put between two files, with the files already written named, and within a
+/// file being hashed or read back. `before_file` is told of each file before it is hashed, read
+/// back and written (for progress, and for a caller that must stop at once to say what that
+/// leaves). The version is recorded once every file is written, asking the
 /// document store again while it does not answer, for as long as a task's end would wait for it
 /// (`AGENT_ENV_RECORD_WAIT_SECONDS`); `waiting` is given the line to show when that wait begins.
 pub fn put_artifact(
@@ -132,6 +149,7 @@ pub fn put_artifact(
             (folder, &files),
             &mut hashes,
             cancel,
+            before_file,
         )?),
     };
     let (why, objects_changed) = match compared {
@@ -151,19 +169,11 @@ pub fn put_artifact(
         None => (None, false),
     };
     // Every file is hashed before any is written: where the files go depends on them all.
-    for rel in &files {
+    for (done, rel) in files.iter().enumerate() {
         if hashes.contains_key(rel) {
             continue;
         }
-        if let Some(signal) = cancel.signal() {
-            return Err(RunError::Interrupted {
-                signal,
-                what: "stopped by a signal before writing any file; nothing was written".into(),
-            });
-        }
-        let hashed = Tree::Disk(folder).hash(rel).map_err(|e| {
-            BundleError::one(format!("can't read {}: {e}", folder.join(rel).display()))
-        })?;
+        let hashed = hash_told(folder, rel, (done, files.len()), cancel, before_file)?;
         hashes.insert(rel.clone(), hashed);
     }
     let placement = placement::Placement::new(
@@ -190,7 +200,23 @@ pub fn put_artifact(
         let Some((sha256, size)) = hashes.get(rel).cloned() else {
             return Err(BundleError::one(format!("can't read {}", path.display())).into());
         };
-        let stored = placement.stored(rel, &sha256, size);
+        let size_in_folder = std::fs::metadata(&path).map(|m| m.len()).unwrap_or(0);
+        let reading_back = || {
+            before_file(&FileUnderWay {
+                step: PutStep::ReadingBack,
+                path: rel,
+                done: listed.len(),
+                total: files.len(),
+                size: size_in_folder,
+                left_if_stopped: &unrecorded(
+                    held,
+                    files.len(),
+                    &prefix,
+                    &format!("stopped while reading back the stored object for {rel}"),
+                ),
+            })
+        };
+        let stored = placement.stored_told(rel, &sha256, size, &reading_back);
         // A signal while an object was read back: it is not known to be the file's.
         if let Some(signal) = cancel.signal() {
             return Err(RunError::Interrupted {
@@ -214,10 +240,11 @@ pub fn put_artifact(
             &format!("stopped while writing {rel}, which may be left half-written,"),
         );
         before_file(&FileUnderWay {
+            step: PutStep::Writing,
             path: rel,
-            written: listed.len(),
+            done: listed.len(),
             total: files.len(),
-            size: std::fs::metadata(&path).map(|m| m.len()).unwrap_or(0),
+            size: size_in_folder,
             left_if_stopped: &left_if_stopped,
         });
         let url = placement
@@ -381,8 +408,9 @@ impl Compared {
 /// put right); when it is not, why. When the files differ, the objects are not read back here: the
 /// put reads back each one it would name again ([`placement::Placement::stored`]), and writes the
 /// file anew when its object is not as put. `held` is the folder and the files the put found in it.
-/// The files hashed on the way are left in `hashes` for the put to use.
-/// `cancel` stops the reading back (the put then stops before its first file).
+/// The files hashed on the way are left in `hashes` for the put to use. `cancel` stops the hashing
+/// (the put then ends, nothing written) and the reading back (the put then stops before its first
+/// file); `before_file` is told of each file hashed and each object read back.
 fn compare_with_latest(
     stores: &RunStores,
     latest: &Document,
@@ -390,6 +418,7 @@ fn compare_with_latest(
     held: (&Path, &[String]),
     hashes: &mut Hashes,
     cancel: &Cancel,
+    before_file: &dyn Fn(&FileUnderWay<'_>),
 ) -> Result<Compared, RunError> {
     let (folder, files) = held;
     let version = version_of(latest);
@@ -412,7 +441,7 @@ fn compare_with_latest(
         return Ok(Compared::differs(reasons.join("; ")));
     };
     let mut changed = Vec::new();
-    for file in &recorded {
+    for (done, file) in recorded.iter().enumerate() {
         if !files.contains(&file.path) {
             continue;
         }
@@ -421,9 +450,13 @@ fn compare_with_latest(
             changed.push(file.path.as_str());
             continue;
         }
-        let (sha256, size) = Tree::Disk(folder)
-            .hash(&file.path)
-            .map_err(|e| BundleError::one(format!("can't read {}: {e}", path.display())))?;
+        let (sha256, size) = hash_told(
+            folder,
+            &file.path,
+            (done, recorded.len()),
+            cancel,
+            before_file,
+        )?;
         hashes.insert(file.path.clone(), (sha256.clone(), size));
         if sha256 != file.sha256 || size != file.size {
             changed.push(file.path.as_str());
@@ -445,7 +478,15 @@ fn compare_with_latest(
     if !reasons.is_empty() {
         return Ok(Compared::differs(reasons.join("; ")));
     }
-    for file in &recorded {
+    for (done, file) in recorded.iter().enumerate() {
+        before_file(&FileUnderWay {
+            step: PutStep::ReadingBack,
+            path: &file.path,
+            done,
+            total: recorded.len(),
+            size: file.size,
+            left_if_stopped: NOTHING_WRITTEN,
+        });
         let recorded = (file.size, file.sha256.as_str());
         if !holds_as_recorded(&stores.objects, &file.object_url, recorded, cancel) {
             // One still there with other bytes is not trusted again; one gone is written anew.
@@ -462,6 +503,42 @@ fn compare_with_latest(
         }
     }
     Ok(Compared::Same(version))
+}
+
+/// What a put stopped before it wrote any file leaves.
+const NOTHING_WRITTEN: &str = "stopped before writing any file; nothing was written";
+
+/// The sha256 and size of the file at `rel` in `folder`, the `at`th (of so many) file hashed,
+/// `before_file` told first; a put stopped by `cancel` meanwhile ends, having written nothing.
+fn hash_told(
+    folder: &Path,
+    rel: &str,
+    at: (usize, usize),
+    cancel: &Cancel,
+    before_file: &dyn Fn(&FileUnderWay<'_>),
+) -> Result<(String, u64), RunError> {
+    let stopped = |signal| RunError::Interrupted {
+        signal,
+        what: "stopped by a signal before writing any file; nothing was written".into(),
+    };
+    if let Some(signal) = cancel.signal() {
+        return Err(stopped(signal));
+    }
+    let path = folder.join(rel);
+    let (done, total) = at;
+    before_file(&FileUnderWay {
+        step: PutStep::Hashing,
+        path: rel,
+        done,
+        total,
+        size: std::fs::metadata(&path).map(|m| m.len()).unwrap_or(0),
+        left_if_stopped: NOTHING_WRITTEN,
+    });
+    match hashing::hash_file(&path, cancel) {
+        Ok(hashing::Hashed::Whole { sha256, size }) => Ok((sha256, size)),
+        Ok(hashing::Hashed::Stopped) => Err(stopped(cancel.signal().unwrap_or(libc::SIGINT))),
+        Err(e) => Err(BundleError::one(format!("can't read {}: {e}", path.display())).into()),
+    }
 }
 
 /// The version number `doc` records (0 when it records none).

@@ -1123,3 +1123,67 @@ fn a_stopped_put_counts_apart_the_files_the_latest_version_stores() {
         stopped.stderr
     );
 }
+
+/// Ctrl-C while `artifact put` hashes a large file stops the hashing where it is (the notice says
+/// that is what it stops, not a file being written), rather than after the file's last byte: exit
+/// 130, nothing written, no version recorded. The file is a sparse terabyte, whose whole sha256 no
+/// test would wait for.
+#[test]
+fn a_put_signalled_while_it_hashes_a_large_file_stops_the_hashing() {
+    let s = Sandboxed::new();
+    let folder = s.home().join("huge");
+    std::fs::create_dir_all(&folder).unwrap();
+    std::fs::File::create(folder.join("huge.bin"))
+        .unwrap()
+        .set_len(1 << 40)
+        .unwrap();
+    let (mut child, screen) = agent_env_test_support::terminal::stderr_on_a_terminal(s.command(&[
+        "artifact",
+        "put",
+        folder.to_str().unwrap(),
+        "--id",
+        "team/huge",
+    ]));
+    // Looked at for up to a minute; a put that never hashes is stopped here, not left reading.
+    let hashing = (0..600).any(|_| {
+        let seen = screen.so_far().contains("Hashing huge.bin (1 of 1, ");
+        if !seen {
+            std::thread::sleep(std::time::Duration::from_millis(100));
+        }
+        seen
+    });
+    if !hashing {
+        let _ = child.kill();
+        let _ = child.wait();
+        panic!("the hashing was never shown: {:?}", screen.finish());
+    }
+    // SAFETY: sends a signal to the child this test started.
+    unsafe { libc::kill(child.id() as i32, libc::SIGINT) };
+    let stopped = (0..1200).find_map(|_| {
+        let status = child.try_wait().unwrap();
+        if status.is_none() {
+            std::thread::sleep(std::time::Duration::from_millis(100));
+        }
+        status
+    });
+    if stopped.is_none() {
+        let _ = child.kill();
+        let _ = child.wait();
+    }
+    let shown = screen.finish().replace("\r\n", "\n");
+    let status = stopped.unwrap_or_else(|| panic!("the hashing went on after Ctrl-C: {shown:?}"));
+    assert_eq!(status.code(), Some(130), "{shown:?}");
+    assert!(
+        shown.contains(
+            "Stopping the hashing of huge.bin; nothing was written; another Ctrl-C stops at once\n"
+        ),
+        "{shown:?}"
+    );
+    assert!(!shown.contains("file being written"), "{shown:?}");
+    assert!(
+        shown.contains("stopped by a signal before writing any file; nothing was written"),
+        "{shown:?}"
+    );
+    let got = s.run(&["artifact", "get", "team/huge"]);
+    assert_eq!(got.code, 1, "no version recorded: {}", got.both());
+}

@@ -109,10 +109,22 @@ impl<'a> Placement<'a> {
     /// found to be the file. `None` when the file is to be written, when the store cannot say, or
     /// when `cancel` stopped a read (its caller then stops).
     pub(crate) fn stored(&self, rel: &str, sha256: &str, size: u64) -> Option<Stored> {
+        self.stored_told(rel, sha256, size, &|| {})
+    }
+
+    /// [`Placement::stored`], with `reading_back` told before an object is read back.
+    pub(crate) fn stored_told(
+        &self,
+        rel: &str,
+        sha256: &str,
+        size: u64,
+        reading_back: &dyn Fn(),
+    ) -> Option<Stored> {
         if let Some(url) = self.reusable.get(&(sha256.to_string(), size)) {
             if !self.latest_changed.get() {
                 match self.objects.get_object_metadata_at(url) {
                     Ok(Some(m)) if m.size == Some(size) => {
+                        reading_back();
                         if self.holds(url, sha256, size) {
                             return Some(Stored::Latest(url.clone()));
                         }
@@ -126,7 +138,7 @@ impl<'a> Placement<'a> {
                 }
             }
         }
-        self.written_at(&self.key(rel), sha256, size)
+        self.written_at(&self.key(rel), sha256, size, reading_back)
             .map(Stored::UnderPrefix)
     }
 
@@ -143,27 +155,38 @@ impl<'a> Placement<'a> {
     ) -> StoreResult<String> {
         let key = self.key(rel);
         match upload(&key) {
-            Err(StoreError::AlreadyExists(e)) => match self.written_at(&key, sha256, size) {
-                Some(url) => Ok(url),
-                None => {
-                    let beside = format!("{}-{}/{rel}", self.prefix, crate::sandbox::random_hex(8));
-                    upload(&beside).map_err(|beside_failed| match beside_failed {
-                        StoreError::AlreadyExists(_) => StoreError::AlreadyExists(e),
-                        other => other,
-                    })
+            Err(StoreError::AlreadyExists(e)) => {
+                match self.written_at(&key, sha256, size, &|| {}) {
+                    Some(url) => Ok(url),
+                    None => {
+                        let beside =
+                            format!("{}-{}/{rel}", self.prefix, crate::sandbox::random_hex(8));
+                        upload(&beside).map_err(|beside_failed| match beside_failed {
+                            StoreError::AlreadyExists(_) => StoreError::AlreadyExists(e),
+                            other => other,
+                        })
+                    }
                 }
-            },
+            }
             answer => answer,
         }
     }
 
     /// The URL of the object at `key` when the store holds one there of `size` bytes whose sha256
     /// is `sha256` (read back to be sure: a write lands whole, but the store's copy may have been
-    /// changed since); `None` when it holds none, another one, or cannot say.
-    fn written_at(&self, key: &str, sha256: &str, size: u64) -> Option<String> {
+    /// changed since); `None` when it holds none, another one, or cannot say. `reading_back` is told
+    /// before the object is read back.
+    fn written_at(
+        &self,
+        key: &str,
+        sha256: &str,
+        size: u64,
+        reading_back: &dyn Fn(),
+    ) -> Option<String> {
         match self.objects.get_object_metadata(key) {
             Ok(Some(m)) if m.size == Some(size) => {
                 let url = self.objects.object_url(key).ok()?;
+                reading_back();
                 self.holds(&url, sha256, size).then_some(url)
             }
             _ => None,
