@@ -19,6 +19,7 @@ mod cli_completions;
 mod cli_help;
 mod cli_output;
 mod cli_plugins;
+mod cli_quoted_words;
 mod cli_root_options;
 mod config_api;
 mod config_check;
