@@ -102,26 +102,28 @@ fn is_invisible(c: char) -> bool {
 }
 
 /// The id root of a folder bundle, from its canonical path: `@local/~/<parts>` under `home`, else
-/// `@local/<absolute parts>`.
-pub fn folder_id_root(canonical: &Path, home: Option<&Path>) -> String {
-    let parts = |p: &Path| -> Vec<String> {
+/// `@local/<absolute parts>`, each part in NFC; `None` when a part is not valid UTF-8 (such a path has
+/// no id of its own). [`super::folder_id::id_root`] also refuses a path whose NFC form is another
+/// folder.
+pub fn folder_id_root(canonical: &Path, home: Option<&Path>) -> Option<String> {
+    let parts = |p: &Path| -> Option<Vec<String>> {
         p.components()
             .filter_map(|c| match c {
-                std::path::Component::Normal(s) => Some(s.to_string_lossy().nfc().collect()),
+                std::path::Component::Normal(s) => Some(s.to_str().map(|s| s.nfc().collect())),
                 _ => None,
             })
             .collect()
     };
     if let Some(home) = home {
         if let Ok(rest) = canonical.strip_prefix(home) {
-            let rest = parts(rest);
+            let rest = parts(rest)?;
             if rest.is_empty() {
-                return "@local/~".to_string();
+                return Some("@local/~".to_string());
             }
-            return format!("@local/~/{}", rest.join("/"));
+            return Some(format!("@local/~/{}", rest.join("/")));
         }
     }
-    format!("{LOCAL_PREFIX}{}", parts(canonical).join("/"))
+    Some(format!("{LOCAL_PREFIX}{}", parts(canonical)?.join("/")))
 }
 
 /// The id root of an installed bundle: `@local/<canonical package>/<bundle name>`.
@@ -252,13 +254,22 @@ mod tests {
     fn folder_ids_are_rooted_at_home_or_the_absolute_path() {
         let home = Path::new("/home/me");
         assert_eq!(
-            folder_id_root(Path::new("/home/me/my-hello"), Some(home)),
+            folder_id_root(Path::new("/home/me/my-hello"), Some(home)).unwrap(),
             "@local/~/my-hello"
         );
         assert_eq!(
-            folder_id_root(Path::new("/srv/b"), Some(home)),
+            folder_id_root(Path::new("/srv/b"), Some(home)).unwrap(),
             "@local/srv/b"
         );
+        assert_eq!(
+            folder_id_root(Path::new("/srv/cafe\u{301}"), Some(home)).unwrap(),
+            "@local/srv/caf\u{e9}"
+        );
+        {
+            use std::os::unix::ffi::OsStrExt;
+            let bad = std::ffi::OsStr::from_bytes(b"/home/me/bad\xffbundle");
+            assert_eq!(folder_id_root(Path::new(bad), Some(home)), None);
+        }
         assert_eq!(
             installed_id_root("Demo_Installed.Bundles", "hello"),
             "@local/demo-installed-bundles/hello"

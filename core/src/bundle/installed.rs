@@ -220,9 +220,14 @@ pub fn as_folder(text: &str, home: Option<&Path>) -> Option<Result<PathBuf, Bund
     let looks_like_path = text.starts_with('.') || text.starts_with('/') || text.starts_with('~');
     let path = crate::paths::tilde_expanded(text, home);
     if path.is_dir() {
+        // A folder whose id would not be its own is refused here, before a run or a `--bundle` filter
+        // uses it.
         return Some(
             std::fs::canonicalize(&path)
-                .map_err(|e| BundleError::one(format!("{text}: can't be read: {e}"))),
+                .map_err(|e| BundleError::one(format!("{text}: can't be read: {e}")))
+                .and_then(|canonical| {
+                    super::folder_id::id_root(&canonical, home).map(|_| canonical)
+                }),
         );
     }
     if let Some(hint) = task_file_hint(text, &path) {
@@ -359,8 +364,8 @@ fn closest<'c>(text: &str, candidates: &'c [String]) -> Option<&'c str> {
 pub fn parse_folder(folder: &Path, home: Option<&Path>) -> Result<Bundle, BundleError> {
     let canonical = std::fs::canonicalize(folder)
         .map_err(|e| BundleError::one(format!("{}: can't be read: {e}", folder.display())))?;
+    let id_root = super::folder_id::id_root(&canonical, home)?;
     let home = home.and_then(|h| std::fs::canonicalize(h).ok());
-    let id_root = ids::folder_id_root(&canonical, home.as_deref());
     parse_tree(
         Tree::Disk(&canonical),
         &tilde_in(&canonical, home.as_deref()),

@@ -8,6 +8,7 @@
 //! - [`links`]: the links among an artifact's files that lead outside the bundle's folder, which a
 //!   run names.
 //! - [`natural_order`]: the order of a bundle's tasks and evals, `task2` before `task10`.
+//! - [`folder_id`]: the id root of a folder on disk, refused when another folder would share it.
 //! - [`ids`] and [`step_fields`]: the ids a bundle's entities get and the common fields of a step;
 //!   [`task_json`] reads a task file's JSON, finding every key given twice.
 //!
@@ -16,6 +17,7 @@
 pub mod copy;
 pub mod error;
 pub mod export;
+pub mod folder_id;
 pub mod ids;
 pub mod installed;
 pub mod links;

@@ -46,6 +46,7 @@ mod run_command_leftovers;
 mod run_dry_run;
 mod run_dry_versions;
 mod run_events;
+mod run_folder_names;
 mod run_folders;
 mod run_full_disk;
 mod run_heartbeat;

@@ -27,7 +27,7 @@ impl BundleFilter {
     pub(super) fn new(text: &str, home: Option<&std::path::Path>) -> BundleFilter {
         let folder = crate::bundle::as_folder(text, home)
             .and_then(Result::ok)
-            .map(|canonical| crate::bundle::ids::folder_id_root(&canonical, home));
+            .and_then(|canonical| crate::bundle::ids::folder_id_root(&canonical, home));
         match folder {
             Some(root) => {
                 BundleFilter::Folder(root.strip_prefix("@local/").unwrap_or(&root).to_string())
