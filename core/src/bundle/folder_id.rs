@@ -57,6 +57,25 @@ fn is_other_folder(twin: &Path, canonical: &Path) -> bool {
 /// What to do about a bundle folder whose name is not valid UTF-8.
 const RENAME: &str = "rename the folder to a name in UTF-8 and run it again";
 
+/// Checks the folder `bundle init` is about to write, `folder` (absolute), before anything is
+/// written: a name in the part of its path its ids would hold (below the home folder `home`) that is
+/// not valid UTF-8 is refused, as a run of it would be.
+pub fn check_new_folder(folder: &Path, home: Option<&Path>) -> Result<(), BundleError> {
+    let home = home.and_then(|h| std::fs::canonicalize(h).ok());
+    let in_id = home
+        .as_deref()
+        .and_then(|h| folder.strip_prefix(h).ok())
+        .unwrap_or(folder);
+    match in_id.to_str() {
+        Some(_) => Ok(()),
+        None => Err(BundleError::one(not_utf8(
+            folder,
+            in_id,
+            "give the folder a name in UTF-8",
+        ))),
+    }
+}
+
 /// That the folder at `path` has a name in `in_id` (the part of its path its ids hold) that is not
 /// valid UTF-8, and what to do (`advice`).
 fn not_utf8(path: &Path, in_id: &Path, advice: &str) -> String {
@@ -75,4 +94,25 @@ fn not_utf8(path: &Path, in_id: &Path, advice: &str) -> String {
         quote::os_word(path.as_os_str()),
         quote::os_word(name),
     )
+}
+
+/// Why `agent-env run TEXT` can't run `text`, a word that is not valid UTF-8: the folder it names has
+/// no id of its own ([`id_root`]'s message), or there is no such folder.
+pub fn refusal_of_non_utf8(text: &OsStr, home: Option<&Path>) -> BundleError {
+    let path = match (Path::new(text).strip_prefix("~"), home) {
+        (Ok(rest), Some(home)) => home.join(rest),
+        _ => PathBuf::from(text),
+    };
+    let canonical = match path.is_dir() {
+        true => std::fs::canonicalize(&path).ok(),
+        false => None,
+    };
+    match canonical.map(|canonical| id_root(&canonical, home)) {
+        Some(Err(refused)) => refused,
+        _ => BundleError::one(format!(
+            "{}: no such folder, and no installed bundle has a name that is not valid UTF-8; give a \
+             bundle's folder, or an installed bundle's name (agent-env run lists the installed bundles)",
+            quote::os_word(text)
+        )),
+    }
 }

@@ -51,6 +51,13 @@ pub fn run(args: BundleArgs, session: &Session, term: &Terminal) -> Exit {
 }
 
 fn init(args: InitArgs, session: &Session, term: &Terminal) -> Exit {
+    // A folder whose name is not UTF-8 could not be run (it has no bundle id of its own): refused
+    // before anything is written.
+    crate::bundle::folder_id::check_new_folder(
+        &session.env().cwd().join(&args.folder),
+        session.paths().home_dir().as_deref(),
+    )
+    .map_err(|e| Failure::new(e.to_string()))?;
     if let Some(name) = &args.bundle {
         return copy_installed(name, &args.folder, args.json, session, term);
     }

@@ -33,7 +33,7 @@ pub const EXIT_BELOW_FAIL_UNDER: i32 = 3;
 pub struct RunArgs {
     /// A bundle folder (a path starting with `.`, `/` or `~`, or a folder here of that name), or an
     /// installed bundle's `<name>` or `<package>/<name>`. Without it, lists the installed bundles.
-    pub bundle: Option<String>,
+    pub bundle: Option<std::ffi::OsString>,
     /// Run this task (name or id); repeatable.
     #[arg(long = "task", value_name = "NAME")]
     pub tasks: Vec<String>,
@@ -163,6 +163,16 @@ pub fn run(args: RunArgs, verbose: bool, session: &Session, term: &Terminal) -> 
         }
         return Ok(0);
     };
+    // A word that is not UTF-8 names no installed bundle, and a folder of that name has no id of its
+    // own: the run says so as it says any bundle it can't read.
+    let (bundle, refused) = match bundle.into_string() {
+        Ok(text) => (text, None),
+        Err(raw) => {
+            let home = session.paths().home_dir();
+            let refused = crate::bundle::folder_id::refusal_of_non_utf8(&raw, home.as_deref());
+            (raw.to_string_lossy().into_owned(), Some(refused))
+        }
+    };
     let json = args.json;
     let fail_under = args.fail_under;
     let quiet = args.quiet;
@@ -190,6 +200,9 @@ pub fn run(args: RunArgs, verbose: bool, session: &Session, term: &Terminal) -> 
         quiet,
     };
     watch.run(session, term, |out, observer| {
+        if let Some(refused) = refused {
+            return Err(refused.into());
+        }
         for message in crate::run::bundle_warnings::before_run(session) {
             observer.event(&RunEvent::Warning {
                 task_path: None,

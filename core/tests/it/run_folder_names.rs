@@ -85,3 +85,37 @@ fn an_nfd_folder_with_no_nfc_twin_runs_under_its_nfc_id() {
         r.stdout
     );
 }
+
+#[test]
+fn run_of_a_word_that_is_not_utf8_says_why_rather_than_a_usage_error() {
+    let s = Sandboxed::new();
+    copy_hello_as(&s, b"init\xffbad");
+    let r = run_with(&s, &["run"], b"./init\xffbad");
+    assert_eq!(r.code, 1, "{}", r.both());
+    r.assert_stderr_has(r"the folder name $'init\xffbad' is not valid UTF-8");
+    assert!(
+        !r.stderr.contains("invalid UTF-8 was detected"),
+        "{}",
+        r.stderr
+    );
+    let r = run_with(&s, &["run"], b"./missing\xff");
+    assert_eq!(r.code, 1, "{}", r.both());
+    r.assert_stderr_has(r"$'./missing\xff': no such folder");
+}
+
+#[test]
+fn bundle_init_refuses_a_folder_name_that_is_not_utf8_before_writing() {
+    let s = Sandboxed::new();
+    let r = run_with(
+        &s,
+        &["bundle", "init", "--from-bundle", "hello"],
+        b"init\xffbad",
+    );
+    assert_eq!(r.code, 1, "{}", r.both());
+    r.assert_stderr_has(r"the folder name $'init\xffbad' is not valid UTF-8");
+    r.assert_stderr_has("give the folder a name in UTF-8");
+    assert!(!r.stderr.contains('\u{fffd}'), "{}", r.stderr);
+    assert!(!s.home().join(OsStr::from_bytes(b"init\xffbad")).exists());
+    let left: Vec<_> = std::fs::read_dir(s.home()).unwrap().collect();
+    assert!(left.is_empty(), "{left:?}");
+}
