@@ -65,6 +65,15 @@ fn tasks(p: &Bundle) -> Value {
         .collect::<Vec<_>>())
 }
 
+/// A folder as a suggested command shows it, quoted as a shell needs it (a leading `~/` left bare, so
+/// the shell expands it).
+fn folder_word(folder: &str) -> String {
+    match folder.strip_prefix("~/") {
+        Some(rest) => format!("~/{}", agent_env::quote::word(rest)),
+        None => agent_env::quote::word(folder),
+    }
+}
+
 /// The bundle a `run` request names: its `run_name` or `<package>/<name>`; 404 when none. A folder
 /// is not run by its path here (a page allowed to call the API could run any folder on the machine):
 /// the answer says how to run one.
@@ -73,14 +82,15 @@ pub fn find<'a>(all: &'a [InstalledBundle], name: &str) -> ApiResult<&'a Install
         .find(|b| b.run_name() == name || b.qualified_name() == name)
         .ok_or_else(|| {
             let names: Vec<String> = all.iter().map(InstalledBundle::run_name).collect();
-            let name = shown(name);
-            let folder = if looks_like_folder(&name) {
+            let folder = if looks_like_folder(name) {
                 format!(
-                    "; a folder bundle is not run by its path here: run it once with agent-env run {name}, then run its tasks with POST /api/v1/tasks/{{task_id}}/run"
+                    "; a folder bundle is not run by its path here: run it once with agent-env run {}, then run its tasks with POST /api/v1/tasks/{{task_id}}/run",
+                    folder_word(&shown(name))
                 )
             } else {
                 String::new()
             };
+            let name = shown(name);
             ApiError::not_found(format!(
                 "no installed bundle named '{name}' (installed: {}){folder}",
                 names.join(", ")
@@ -152,7 +162,8 @@ pub fn source_of(session: &Session, task: &Value) -> ApiResult<TaskSource> {
         task.get("name").and_then(Value::as_str),
     ) else {
         return Err(ApiError::conflict(format!(
-            "the task '{id}' is a stored task (it comes from no bundle), and the explorer runs only bundles' tasks; run it with agent-env task run {id}"
+            "the task '{id}' is a stored task (it comes from no bundle), and the explorer runs only bundles' tasks; run it with agent-env task run {}",
+            agent_env::quote::id(id)
         )));
     };
     if let Some(b) = installed(session).iter().find(|b| b.id_root() == root) {
@@ -273,7 +284,7 @@ fn run_as_it_is(source: &TaskSource) -> String {
     if looks_like_folder(&source.bundle) {
         format!(
             "run the folder as it is now with agent-env run {}",
-            source.bundle
+            folder_word(&source.bundle)
         )
     } else {
         format!(

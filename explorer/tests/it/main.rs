@@ -17,6 +17,7 @@ mod api_paging;
 mod api_runs;
 mod api_secrets;
 mod api_stored;
+mod api_suggested_commands;
 mod connection_limits;
 mod connections;
 mod explorer_plugins;
