@@ -57,6 +57,15 @@ pub fn check_bare_id(id: &str) -> Result<(), String> {
     check_path_id("id", "an id", id, id, MAX_ID_BYTES)
 }
 
+/// A bare id as it is read (`--id`, a task file's name): in Unicode normal form C, as every id is
+/// kept, so `team/café` typed with a combining accent names the same entity as the composed one;
+/// then checked as [`check_bare_id`] checks it.
+pub fn bare_id(id: &str) -> Result<String, String> {
+    let id: String = id.nfc().collect();
+    check_bare_id(&id)?;
+    Ok(id)
+}
+
 /// The rules `id` (whose path part is `rest`) keeps; `noun` and `a_noun` name it in the messages.
 fn check_path_id(
     noun: &str,
@@ -224,6 +233,13 @@ mod tests {
         ] {
             assert!(check_bare_id(bad).is_err(), "{bad:?}");
         }
+    }
+
+    #[test]
+    fn a_bare_id_is_read_in_nfc() {
+        assert_eq!(bare_id("team/cafe\u{301}").unwrap(), "team/caf\u{e9}");
+        assert_eq!(bare_id("team/hello").unwrap(), "team/hello");
+        assert!(bare_id("a//b").is_err());
     }
 
     #[test]

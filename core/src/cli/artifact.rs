@@ -281,6 +281,9 @@ fn put(args: PutArgs, session: &Session, term: &Terminal) -> Exit {
             .and_then(|p| p.file_name().map(|n| n.to_string_lossy().into_owned()))
             .unwrap_or_default(),
     };
+    // Said and stored in NFC, the form every id is kept in: `team/café` typed with a combining
+    // accent is the same artifact.
+    let id = crate::bundle::model::as_nfc(&id).into_owned();
     // Said before the files are stored, as a run says a bundle's: a file read through a link may be
     // one of this machine's that was not meant to be shared.
     let link_notes = links_outside_notes(&args.folder, &shown, session);

@@ -104,8 +104,10 @@ fn local_reference(value: &Value, path: &str) -> Option<(String, String)> {
     }
 }
 
-/// A one-task bundle around a stored task's steps, so it plans as a bundle's task does.
+/// A one-task bundle around a stored task's steps, so it plans as a bundle's task does; its task's
+/// name and id are in NFC, the form [`Bundle::task`] finds a task by.
 fn as_bundle(id: &str, steps: Vec<Map<String, Value>>) -> Bundle {
+    let id = crate::bundle::model::as_nfc(id);
     Bundle {
         display_root: String::new(),
         id_root: id.to_string(),
@@ -215,7 +217,8 @@ pub fn put_task(
         ))
         .into());
     }
-    crate::bundle::ids::check_bare_id(id).map_err(|problem| {
+    // Kept in NFC, as every id is: `team/café` typed with a combining accent is the same task.
+    let id = &crate::bundle::ids::bare_id(id).map_err(|problem| {
         BundleError::one(format!(
             "{problem}; a stored task's id is a path of names, such as team/hello (--id gives one)"
         ))

@@ -83,6 +83,7 @@ mod store_plugin;
 mod store_plugin_documents;
 mod store_plugin_faults;
 mod stored_artifacts;
+mod stored_ids_nfc;
 mod task_instances;
 mod task_prune;
 mod task_store_left_out;

@@ -106,6 +106,8 @@ fn put_each(
                 .map(|s| s.to_string_lossy().into_owned())
                 .unwrap_or_default(),
         };
+        // Said and stored in NFC, the form every id is kept in.
+        let id = crate::bundle::model::as_nfc(&id).into_owned();
         let put = stored_task::put_task(session, &id, steps)
             .map_err(|e| Failure::new(format!("{shown}: {e}")))?;
         stored(&id, put, &shown);
