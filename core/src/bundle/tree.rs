@@ -51,29 +51,102 @@ impl Listing {
     }
 }
 
+/// A name in a folder that can't be read, and why.
+#[derive(Debug)]
+struct RefusedName {
+    /// The name, or (for an artifact's file below a folder of it) its path from the artifact's
+    /// folder.
+    path: std::ffi::OsString,
+    is_dir: bool,
+    /// Not UTF-8 text (else it holds a control character).
+    not_utf8: bool,
+}
+
+impl RefusedName {
+    fn what(&self) -> &'static str {
+        match self.is_dir {
+            true => "folder",
+            false => "file",
+        }
+    }
+
+    /// The name as a message shows it: quoted as a shell reads it back (`$'bad\xffname'`).
+    fn shown(&self) -> String {
+        crate::quote::os_word(&self.path)
+    }
+
+    /// Why it is refused, with what to do, for the role its name has.
+    fn sentence(&self, role: NameRole) -> String {
+        let (name, what) = (self.shown(), self.what());
+        match (self.not_utf8, role) {
+            (false, NameRole::BundleEntry) => format!(
+                "the name {name} holds a control character; rename the {what} (task and artifact ids are made of file names)"
+            ),
+            (true, NameRole::BundleEntry) => format!(
+                "the name {name} is not UTF-8 text; rename the {what} (task and artifact ids are made of file names)"
+            ),
+            (false, NameRole::ArtifactFile) => format!(
+                "the name {name} holds a control character, which every message naming the {what} would send to the terminal; rename the {what}"
+            ),
+            (true, NameRole::ArtifactFile) => format!(
+                "the name {name} is not UTF-8 text, and an artifact's record lists each of its files by its path as UTF-8 text, which can't hold this name; rename the {what}"
+            ),
+        }
+    }
+}
+
+/// The most refused names of an artifact's files one message lists; it counts the rest.
+const MAX_REFUSED_LISTED: usize = 20;
+
+/// Every name of an artifact's files that can't be read, in one message: one alone as
+/// [`RefusedName::sentence`] says it; several listed (at most [`MAX_REFUSED_LISTED`], then how many
+/// more), each with why, then what to do.
+fn describe_refused(refused: &[RefusedName]) -> String {
+    if let [one] = refused {
+        return one.sentence(NameRole::ArtifactFile);
+    }
+    let mut each: Vec<String> = refused
+        .iter()
+        .take(MAX_REFUSED_LISTED)
+        .map(|r| {
+            let why = match r.not_utf8 {
+                true => "not UTF-8 text",
+                false => "holds a control character",
+            };
+            format!("{} ({why})", r.shown())
+        })
+        .collect();
+    if refused.len() > MAX_REFUSED_LISTED {
+        each.push(format!("and {} more", refused.len() - MAX_REFUSED_LISTED));
+    }
+    format!(
+        "{} names of its files can't be read: {}; rename each (an artifact's record lists each file by its path as UTF-8 text, and a control character in a name would reach the terminal in every message naming the file)",
+        refused.len(),
+        each.join(", ")
+    )
+}
+
 /// A file name of a bundle folder: UTF-8 text with no control character. Anything else is refused
-/// naming the file, never read under a mangled name; the reason depends on its role:
+/// naming the file, never read under a mangled name; the reason depends on its role
+/// ([`RefusedName::sentence`]):
 /// - a bundle's entry: ids, lines and paths are made of its name (a control character would reach
 ///   the terminal as an escape sequence, or split a line of the run's output in two);
 /// - an artifact's file: the artifact's record lists each file by its path, as text (a JSON
 ///   string, UTF-8 only), and a run loads the file by that path, so a name that is not UTF-8 can't
 ///   be recorded as it is; a control character would reach the terminal in every message naming it.
-fn entry_name(name: std::ffi::OsString, is_dir: bool, role: NameRole) -> Result<String, String> {
-    let what = if is_dir { "folder" } else { "file" };
-    match (name.into_string(), role) {
-        (Ok(name), _) if !name.chars().any(char::is_control) => Ok(name),
-        (Ok(name), NameRole::BundleEntry) => Err(format!(
-            "the name {name:?} holds a control character; rename the {what} (task and artifact ids are made of file names)"
-        )),
-        (Err(name), NameRole::BundleEntry) => Err(format!(
-            "the name {name:?} is not UTF-8 text; rename the {what} (task and artifact ids are made of file names)"
-        )),
-        (Ok(name), NameRole::ArtifactFile) => Err(format!(
-            "the name {name:?} holds a control character, which every message naming the {what} would send to the terminal; rename the {what}"
-        )),
-        (Err(name), NameRole::ArtifactFile) => Err(format!(
-            "the name {name:?} is not UTF-8 text, and an artifact's record lists each of its files by its path as UTF-8 text, which can't hold this name; rename the {what}"
-        )),
+fn entry_name(name: std::ffi::OsString, is_dir: bool) -> Result<String, RefusedName> {
+    match name.into_string() {
+        Ok(name) if !name.chars().any(char::is_control) => Ok(name),
+        Ok(name) => Err(RefusedName {
+            path: name.into(),
+            is_dir,
+            not_utf8: false,
+        }),
+        Err(name) => Err(RefusedName {
+            path: name,
+            is_dir,
+            not_utf8: true,
+        }),
     }
 }
 
@@ -81,24 +154,34 @@ impl Tree<'_> {
     /// The entries of the folder at `rel` (`""` is the root), sorted by name; a missing folder is empty.
     /// A name that can't be read (not UTF-8, or holding a control character) fails the listing.
     pub fn list(&self, rel: &str) -> io::Result<Vec<Entry>> {
-        self.listing_as(rel, NameRole::BundleEntry)?
-            .all_or_refused()
+        self.listing(rel)?.all_or_refused()
     }
 
     /// As [`Tree::list`], with each name that can't be read refused on its own: the other entries are
     /// listed all the same, so one bad name hides none of its neighbours.
     pub fn listing(&self, rel: &str) -> io::Result<Listing> {
-        self.listing_as(rel, NameRole::BundleEntry)
+        let (entries, refused) = self.names(rel)?;
+        Ok(Listing {
+            entries,
+            refused: refused
+                .iter()
+                .map(|r| r.sentence(NameRole::BundleEntry))
+                .collect(),
+        })
     }
 
-    fn listing_as(&self, rel: &str, role: NameRole) -> io::Result<Listing> {
+    /// The entries of the folder at `rel` whose names can be read, sorted by name, and the names
+    /// that can't.
+    fn names(&self, rel: &str) -> io::Result<(Vec<Entry>, Vec<RefusedName>)> {
         let mut refused = Vec::new();
         let mut entries = match self {
             Tree::Disk(root) => {
                 let dir = join(root, rel);
                 let read = match std::fs::read_dir(&dir) {
                     Ok(r) => r,
-                    Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(Listing::default()),
+                    Err(e) if e.kind() == io::ErrorKind::NotFound => {
+                        return Ok((Vec::new(), Vec::new()))
+                    }
                     Err(e) => return Err(e),
                 };
                 let mut out = Vec::new();
@@ -121,7 +204,7 @@ impl Tree<'_> {
                         refuse_special(&item.path(), kind)?;
                         kind.is_dir()
                     };
-                    match entry_name(item.file_name(), is_dir, role) {
+                    match entry_name(item.file_name(), is_dir) {
                         Ok(name) => out.push(Entry { name, is_dir }),
                         Err(why) => refused.push(why),
                     }
@@ -154,7 +237,8 @@ impl Tree<'_> {
             }
         };
         entries.sort_by(|a, b| a.name.cmp(&b.name));
-        Ok(Listing { entries, refused })
+        refused.sort_by(|a: &RefusedName, b| a.path.cmp(&b.path));
+        Ok((entries, refused))
     }
 
     /// The bytes of the file at `rel`.
@@ -220,7 +304,15 @@ impl Tree<'_> {
     pub fn files_below(&self, rel: &str) -> io::Result<Vec<String>> {
         let mut out = Vec::new();
         let mut broken = Vec::new();
-        self.walk(rel, "", &mut out, &mut broken)?;
+        let mut refused = Vec::new();
+        self.walk(rel, "", &mut out, &mut broken, &mut refused)?;
+        // Every name that can't be read is said at once, not the first one a walk meets.
+        if !refused.is_empty() {
+            return Err(io::Error::new(
+                io::ErrorKind::InvalidData,
+                describe_refused(&refused),
+            ));
+        }
         if !broken.is_empty() {
             broken.sort_by(|a, b| a.path.cmp(&b.path));
             return Err(io::Error::new(
@@ -238,18 +330,23 @@ impl Tree<'_> {
         sub: &str,
         out: &mut Vec<String>,
         broken: &mut Vec<BrokenLink>,
+        refused: &mut Vec<RefusedName>,
     ) -> io::Result<()> {
         let here = join_rel(base, sub);
-        for entry in self
-            .listing_as(&here, NameRole::ArtifactFile)?
-            .all_or_refused()?
-        {
+        let (entries, mut refused_here) = self.names(&here)?;
+        for name in &mut refused_here {
+            if !sub.is_empty() {
+                name.path = Path::new(sub).join(&name.path).into_os_string();
+            }
+        }
+        refused.extend(refused_here);
+        for entry in entries {
             if is_left_out_of_files(&entry.name) {
                 continue;
             }
             let child = join_rel(sub, &entry.name);
             if entry.is_dir {
-                self.walk(base, &child, out, broken)?;
+                self.walk(base, &child, out, broken, refused)?;
             } else if let Some(link) = self.broken_link(&join_rel(base, &child), &child) {
                 broken.push(link);
             } else {
@@ -473,7 +570,7 @@ mod tests {
         std::fs::write(dir.path().join("esc\u{1b}[2Jred.json"), "[]").unwrap();
         let err = Tree::Disk(dir.path()).list("").unwrap_err().to_string();
         assert!(
-            err.contains(r#""esc\u{1b}[2Jred.json" holds a control character; rename the file"#),
+            err.contains(r"$'esc\e[2Jred.json' holds a control character; rename the file"),
             "{err}"
         );
         std::fs::remove_file(dir.path().join("esc\u{1b}[2Jred.json")).unwrap();
@@ -481,9 +578,43 @@ mod tests {
         std::fs::write(dir.path().join(bad), "[]").unwrap();
         let err = Tree::Disk(dir.path()).list("").unwrap_err().to_string();
         assert!(
-            err.contains(r#""bad\xFFname.json" is not UTF-8 text"#),
+            err.contains(r"$'bad\xffname.json' is not UTF-8 text"),
             "{err}"
         );
+    }
+
+    #[test]
+    fn every_refused_name_of_an_artifacts_files_is_said_at_once() {
+        use std::os::unix::ffi::OsStrExt;
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::create_dir_all(dir.path().join("a/sub")).unwrap();
+        std::fs::write(dir.path().join("a/ok.txt"), "x").unwrap();
+        std::fs::write(dir.path().join("a/new\nline"), "x").unwrap();
+        std::fs::write(dir.path().join("a/sub/t\tab"), "x").unwrap();
+        let bad = std::ffi::OsStr::from_bytes(b"bad\xff");
+        std::fs::write(dir.path().join("a").join(bad), "x").unwrap();
+        let err = Tree::Disk(dir.path())
+            .files_below("a")
+            .unwrap_err()
+            .to_string();
+        assert!(
+            err.starts_with(
+                r"3 names of its files can't be read: $'bad\xff' (not UTF-8 text), $'new\nline' (holds a control character), $'sub/t\tab' (holds a control character); rename each"
+            ),
+            "{err}"
+        );
+        for i in 0..25 {
+            std::fs::write(dir.path().join(format!("a/e{i:02}\u{1b}")), "x").unwrap();
+        }
+        let err = Tree::Disk(dir.path())
+            .files_below("a")
+            .unwrap_err()
+            .to_string();
+        assert!(
+            err.starts_with("28 names of its files can't be read: "),
+            "{err}"
+        );
+        assert!(err.contains(", and 8 more; rename each"), "{err}");
     }
 
     #[test]

@@ -8,6 +8,7 @@
 
 mod support;
 
+mod artifact_file_names;
 mod artifact_get_local;
 mod artifact_hashes;
 mod artifact_put_unrecorded;

@@ -437,7 +437,7 @@ fn a_name_that_is_not_utf8_is_refused_for_what_it_names() {
     assert_eq!(
         problems_of(&s),
         [
-            r#"artifacts/greeting: can't be read: the name "caf\xE9.txt" is not UTF-8 text, and an artifact's record lists each of its files by its path as UTF-8 text, which can't hold this name; rename the file"#
+            r#"artifacts/greeting: can't be read: the name $'caf\xe9.txt' is not UTF-8 text, and an artifact's record lists each of its files by its path as UTF-8 text, which can't hold this name; rename the file"#
         ]
     );
     std::fs::remove_file(&in_artifact).unwrap();
@@ -447,7 +447,7 @@ fn a_name_that_is_not_utf8_is_refused_for_what_it_names() {
     assert_eq!(
         problems_of(&s),
         [
-            r#"artifacts: the name "gr\xFC" is not UTF-8 text; rename the folder (task and artifact ids are made of file names)"#
+            r#"artifacts: the name $'gr\xfc' is not UTF-8 text; rename the folder (task and artifact ids are made of file names)"#
         ]
     );
 }
