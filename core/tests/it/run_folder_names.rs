@@ -40,6 +40,12 @@ fn folders_differing_only_in_bytes_that_are_not_utf8_are_refused_not_merged() {
         r.assert_stderr_has("rename the folder to a name in UTF-8 and run it again");
         assert!(!r.stderr.contains('\u{fffd}'), "{}", r.stderr);
     }
+    // Run from inside it (`run .`, a word in UTF-8), it is refused all the same.
+    let mut inside = s.command(&["run", "."]);
+    inside.current_dir(s.home().join(OsStr::from_bytes(b"bad\xffbundle")));
+    let r = Ran::from(inside.output().unwrap());
+    assert_eq!(r.code, 1, "{}", r.both());
+    r.assert_stderr_has(r"the folder name $'bad\xffbundle' is not valid UTF-8");
     // Nothing of either was recorded, so no run's history or artifact versions mixed.
     assert!(!s.local_db().exists() || s.docs("task_instances").is_empty());
 }
@@ -69,6 +75,19 @@ fn an_nfd_folder_whose_nfc_twin_is_another_folder_is_refused_naming_both() {
     r.assert_stderr_has(&format!(
         "so both would get the bundle id '@local/~/{nfc}'; rename one of them"
     ));
+    // `task prune --bundle` of the NFD folder refuses it too, and deletes none of the NFC folder's.
+    let pruned = s.run(&[
+        "task",
+        "prune",
+        "--keep-last",
+        "0",
+        "--bundle",
+        &format!("./{nfd}"),
+    ]);
+    assert_eq!(pruned.code, 1, "{}", pruned.both());
+    pruned.assert_stderr_has(
+        "are two folders whose names differ only in how their accented letters are encoded",
+    );
     // Only the NFC folder's run was recorded.
     assert_eq!(s.docs("task_instances").len(), 1);
 }
