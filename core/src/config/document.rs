@@ -157,50 +157,8 @@ impl ConfigDocument {
 }
 
 fn read_and_parse(path: &Path) -> Result<Table, ConfigError> {
-    let shown = path.display().to_string();
-    if let Some(message) = not_a_file(path) {
-        return Err(ConfigError::Unreadable {
-            path: shown,
-            message,
-        });
-    }
-    let bytes = std::fs::read(path).map_err(|e| match e.kind() {
-        std::io::ErrorKind::NotFound => ConfigError::Vanished {
-            path: shown.clone(),
-        },
-        _ => ConfigError::Unreadable {
-            path: shown.clone(),
-            message: e.to_string(),
-        },
-    })?;
-    let text = String::from_utf8(bytes).map_err(|e| {
-        let at = e.utf8_error().valid_up_to();
-        ConfigError::NotUtf8 {
-            path: shown.clone(),
-            message: format!(
-                "can't decode byte 0x{:02x} in position {at}",
-                e.as_bytes().get(at).copied().unwrap_or(0)
-            ),
-        }
-    })?;
+    let text = super::config_file::read_config_text(path)?;
     parse(&text, path)
-}
-
-/// Why what is at `path` cannot be a config file: a folder, or a link to nothing.
-fn not_a_file(path: &Path) -> Option<String> {
-    match std::fs::metadata(path) {
-        Ok(meta) if meta.is_dir() => {
-            Some("it is a folder; the config is a TOML file at that path".to_string())
-        }
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
-            let target = std::fs::read_link(path).ok()?;
-            Some(format!(
-                "it is a link to {}, which does not exist; restore that file, or remove the link",
-                target.display()
-            ))
-        }
-        _ => None,
-    }
 }
 
 fn parse(text: &str, path: &Path) -> Result<Table, ConfigError> {

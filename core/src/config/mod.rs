@@ -29,6 +29,7 @@
 //!    build stores through.
 
 pub mod check;
+pub mod config_file;
 pub mod configured_store;
 pub mod configured_store_set;
 pub mod document;

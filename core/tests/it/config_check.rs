@@ -1605,3 +1605,63 @@ fn a_plugin_store_a_bundle_run_does_not_read_and_no_plugin_provides_is_warned_of
     assert_eq!(code, 0, "{out}{err}");
     assert!(!err.contains("Warning"), "{err}");
 }
+
+/// What `config check` says of a config path that is not a regular file, or is too large, or is
+/// not UTF-8: what is there, and what to do. A device or a named pipe is refused without being
+/// read (they were read for ever, or waited on for ever), a file over the bound without being read
+/// whole.
+#[test]
+fn a_config_path_that_is_no_regular_file_or_too_large_is_refused() {
+    let p = Project::new("");
+    let dir = p.root.join("odd");
+    std::fs::create_dir_all(&dir).unwrap();
+    let fifo = dir.join("fifo.toml");
+    let fifo_c = std::ffi::CString::new(fifo.to_str().unwrap()).unwrap();
+    // SAFETY: mkfifo reads the NUL-terminated path it is given.
+    assert_eq!(unsafe { libc::mkfifo(fifo_c.as_ptr(), 0o600) }, 0);
+    let big = dir.join("big.toml");
+    let file = std::fs::File::create(&big).unwrap();
+    file.set_len(16 * 1024 * 1024 + 1).unwrap();
+    std::os::unix::fs::symlink(dir.join("loop-b"), dir.join("loop-a")).unwrap();
+    std::os::unix::fs::symlink(dir.join("loop-a"), dir.join("loop-b")).unwrap();
+    let not_utf8 = dir.join("latin1.toml");
+    std::fs::write(&not_utf8, b"[stores]\nobject = \"caf\xe9\"\n").unwrap();
+    let cases = [
+        (
+            Path::new("/dev/zero").to_path_buf(),
+            "it is a character device, not a regular file; the config is a TOML file at that path".to_string(),
+        ),
+        (
+            fifo.clone(),
+            "it is a named pipe (FIFO), not a regular file; the config is a TOML file at that path".to_string(),
+        ),
+        (
+            big.clone(),
+            "it is 16777217 bytes, over the 16777216 bytes (16 MiB) a config file may hold; check that the path names the config file (a config holds settings, not data)".to_string(),
+        ),
+        (
+            dir.join("loop-a"),
+            "it is a link in a loop of symbolic links that never reaches a file; point the link at the config file, or remove it".to_string(),
+        ),
+    ];
+    for (path, said) in cases {
+        let (code, json) = p.check(&[("AGENT_ENV_CONFIG", path.to_str().unwrap())]);
+        assert_eq!(code, 1, "{json}");
+        assert_eq!(
+            messages(&json),
+            [format!(
+                "config.toml at {} could not be read: {said}",
+                path.display()
+            )]
+        );
+    }
+    let (code, json) = p.check(&[("AGENT_ENV_CONFIG", not_utf8.to_str().unwrap())]);
+    assert_eq!(code, 1, "{json}");
+    assert_eq!(
+        messages(&json),
+        [format!(
+            "config.toml at {} is not valid UTF-8: can't decode byte 0xe9 at line 2, column 14 (byte 22 of the file); save the file as UTF-8",
+            not_utf8.display()
+        )]
+    );
+}
