@@ -16,7 +16,8 @@ use crate::environment::Environment;
 pub struct Paths<'a> {
     env: &'a Environment,
     /// Where to note each of [`XDG_BASE_VARS`] a folder was looked up through (a bit each, in its
-    /// order) and whether the home folder was ([`HOME_ASKED`]), for
+    /// order), whether the home folder was ([`HOME_ASKED`]) and whether the plugins directory and
+    /// the local sandbox folder were ([`PLUGIN_DIR_ASKED`], [`SANDBOX_DIR_ASKED`]), for
     /// [`Paths::ignored_relative_vars`] to say only those a command used.
     asked: Option<&'a AtomicU8>,
 }
@@ -95,14 +96,13 @@ impl<'a> Paths<'a> {
             .join(".local/share/agent-env")
     }
 
-    /// `$AGENT_ENV_PLUGIN_DIR`, else `<data root>/plugins`.
+    /// `$AGENT_ENV_PLUGIN_DIR`, else `<data root>/plugins`. A relative value is ignored (it would name
+    /// another folder from each working folder) and a whitespace-only one taken as unset, each said
+    /// ([`Paths::ignored_relative_vars`]).
     pub fn plugins_dir(&self) -> PathBuf {
-        match self
-            .env
-            .var_os("AGENT_ENV_PLUGIN_DIR")
-            .filter(|v| !v.is_empty())
-        {
-            Some(p) => PathBuf::from(p),
+        self.note(PLUGIN_DIR_ASKED);
+        match absolute_folder(self.env.var_os(PLUGIN_DIR_VAR)) {
+            Some(p) => p,
             None => self.data_root().join("plugins"),
         }
     }
@@ -112,14 +112,12 @@ impl<'a> Paths<'a> {
         self.state_root().join("locks")
     }
 
-    /// `$AGENT_ENV_LOCAL_SANDBOX_DIR`, else `~/.agent-env-sandboxes`.
+    /// `$AGENT_ENV_LOCAL_SANDBOX_DIR`, else `~/.agent-env-sandboxes`; a relative or whitespace-only
+    /// value as [`Paths::plugins_dir`] takes one.
     pub fn local_sandbox_dir(&self) -> PathBuf {
-        match self
-            .env
-            .var_os("AGENT_ENV_LOCAL_SANDBOX_DIR")
-            .filter(|v| !v.is_empty())
-        {
-            Some(p) => PathBuf::from(p),
+        self.note(SANDBOX_DIR_ASKED);
+        match absolute_folder(self.env.var_os(SANDBOX_DIR_VAR)) {
+            Some(p) => p,
             None => self
                 .home_dir()
                 .unwrap_or_else(|| PathBuf::from("/tmp"))
@@ -127,19 +125,28 @@ impl<'a> Paths<'a> {
         }
     }
 
+    /// Notes in `asked`, when these paths note, that a folder of `bit` was looked up.
+    fn note(&self, bit: u8) {
+        if let Some(asked) = self.asked {
+            asked.fetch_or(bit, Ordering::Relaxed);
+        }
+    }
+
     /// What the XDG base-directory variables and HOME set to a relative path say: the XDG spec says
     /// to ignore such a value, and agent-env does (a relative HOME too, [`Paths::home_dir`]), so each
     /// one set so is warned of, with the folder used instead (`XDG_STATE_HOME is 'relstate', a
     /// relative path, …`): HOME first, then the XDG variables in the order of [`XDG_BASE_VARS`]. An
-    /// empty one is unset, as the spec says, and said nothing of. Paths made [`Paths::noting`] say
-    /// only the variables their lookups read.
+    /// empty one is unset, as the spec says, and said nothing of. `AGENT_ENV_PLUGIN_DIR` and
+    /// `AGENT_ENV_LOCAL_SANDBOX_DIR` follow, each ignored the same way when relative, and when only
+    /// whitespace taken as unset and said so. Paths made [`Paths::noting`] say only the variables
+    /// their lookups read.
     pub fn ignored_relative_vars(&self) -> Vec<String> {
         let asked = self.asked.map_or(u8::MAX, |a| a.load(Ordering::Relaxed));
         self.ignored_relative_vars_of(asked)
     }
 
     /// As [`Paths::ignored_relative_vars`], of the variables whose bits `vars` sets: their places in
-    /// [`XDG_BASE_VARS`], and [`HOME_ASKED`] for HOME.
+    /// [`XDG_BASE_VARS`], [`HOME_ASKED`] for HOME, [`PLUGIN_DIR_ASKED`] and [`SANDBOX_DIR_ASKED`].
     pub fn ignored_relative_vars_of(&self, vars: u8) -> Vec<String> {
         let home = (vars & HOME_ASKED != 0)
             .then(|| self.relative_home_warning())
@@ -161,7 +168,22 @@ impl<'a> Paths<'a> {
                     used.display()
                 ))
             });
-        home.into_iter().chain(xdg).collect()
+        let unread = Paths::new(self.env);
+        let folders = [
+            (PLUGIN_DIR_ASKED, PLUGIN_DIR_VAR, unread.plugins_dir()),
+            (
+                SANDBOX_DIR_ASKED,
+                SANDBOX_DIR_VAR,
+                unread.local_sandbox_dir(),
+            ),
+        ];
+        let own = folders
+            .into_iter()
+            .filter(|(bit, _, _)| vars & bit != 0)
+            .filter_map(|(_, name, used)| {
+                ignored_folder_warning(name, self.env.var_os(name)?, &used)
+            });
+        home.into_iter().chain(xdg).chain(own).collect()
     }
 
     /// What a HOME set to a relative path says: that it is ignored, and the home folder used
@@ -207,6 +229,52 @@ pub const XDG_BASE_VARS: [(&str, &str); 2] = [
 /// The bit of [`Paths::noting`]'s `asked` that says the home folder was looked up (the bits below
 /// it are [`XDG_BASE_VARS`]'s).
 pub const HOME_ASKED: u8 = 1 << XDG_BASE_VARS.len();
+
+/// The bit of [`Paths::noting`]'s `asked` that says the plugins directory was looked up.
+pub const PLUGIN_DIR_ASKED: u8 = HOME_ASKED << 1;
+
+/// The bit of [`Paths::noting`]'s `asked` that says the local sandbox folder was looked up.
+pub const SANDBOX_DIR_ASKED: u8 = HOME_ASKED << 2;
+
+/// The variable that names the plugins directory.
+pub const PLUGIN_DIR_VAR: &str = "AGENT_ENV_PLUGIN_DIR";
+
+/// The variable that names the folder local sandboxes are made in.
+pub const SANDBOX_DIR_VAR: &str = "AGENT_ENV_LOCAL_SANDBOX_DIR";
+
+/// The folder an agent-env variable names, when it names one by an absolute path; an unset, empty,
+/// whitespace-only or relative value names none.
+fn absolute_folder(value: Option<&std::ffi::OsStr>) -> Option<PathBuf> {
+    value
+        .filter(|v| !is_blank(v))
+        .map(PathBuf::from)
+        .filter(|p| p.is_absolute())
+}
+
+/// Only whitespace (and not empty).
+fn is_blank(value: &std::ffi::OsStr) -> bool {
+    !value.is_empty()
+        && value
+            .to_str()
+            .is_some_and(|v| v.chars().all(char::is_whitespace))
+}
+
+/// What an agent-env folder variable set to a relative or whitespace-only path says, with the
+/// folder `used` instead; nothing for an empty or absolute one.
+fn ignored_folder_warning(name: &str, value: &std::ffi::OsStr, used: &Path) -> Option<String> {
+    let shown = value.to_string_lossy();
+    if is_blank(value) {
+        return Some(format!(
+            "{name} is '{shown}', only whitespace, which agent-env takes as unset: using {}; set it to an absolute path, or unset it",
+            used.display()
+        ));
+    }
+    relative(Some(value))?;
+    Some(format!(
+        "{name} is '{shown}', a relative path, which agent-env ignores (it would name another folder from each working folder): using {}; set it to an absolute path",
+        used.display()
+    ))
+}
 
 /// `value` when it is set, not empty, and not an absolute path.
 fn relative(value: Option<&std::ffi::OsStr>) -> Option<&std::ffi::OsStr> {

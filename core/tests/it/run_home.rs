@@ -236,3 +236,52 @@ fn a_command_that_opens_a_local_store_says_a_relative_xdg_state_home() {
     // Nothing is made where the relative path leads, under the working folder.
     assert!(!s.home().join("relstate").exists());
 }
+
+/// AGENT_ENV_LOCAL_SANDBOX_DIR and AGENT_ENV_PLUGIN_DIR set to a relative path are ignored, as a
+/// relative XDG variable is, and one of only whitespace is taken as unset: each is said with the
+/// folder used instead, and nothing is made where the value would lead from the working folder.
+#[test]
+fn a_relative_or_blank_folder_variable_is_ignored_and_said() {
+    let s = Sandboxed::new();
+    let sandboxes = s.home().join(".agent-env-sandboxes");
+    for (value, why) in [
+        ("rel/boxes", "a relative path, which agent-env ignores"),
+        (" ", "only whitespace, which agent-env takes as unset"),
+    ] {
+        let mut cmd = s.command(&["run", "hello", "-q"]);
+        let ran = Ran::from(
+            cmd.env("AGENT_ENV_LOCAL_SANDBOX_DIR", value)
+                .output()
+                .unwrap(),
+        );
+        assert_eq!(ran.code, 0, "{}", ran.both());
+        let said = format!("Warning: AGENT_ENV_LOCAL_SANDBOX_DIR is '{value}', {why}");
+        assert_eq!(ran.stderr.matches(&said).count(), 1, "{}", ran.stderr);
+        assert!(
+            ran.stderr.contains(&format!(
+                "using {}; set it to an absolute path",
+                sandboxes.display()
+            )),
+            "{}",
+            ran.stderr
+        );
+        assert!(!s.home().join(value).exists(), "{value:?} was made");
+    }
+    let plugins = s.dir.path().join("data/agent-env/plugins");
+    for (value, why) in [
+        ("rel/plugins", "a relative path, which agent-env ignores"),
+        ("  ", "only whitespace, which agent-env takes as unset"),
+    ] {
+        let mut cmd = s.command(&["plugin", "list"]);
+        let ran = Ran::from(cmd.env("AGENT_ENV_PLUGIN_DIR", value).output().unwrap());
+        assert_eq!(ran.code, 0, "{}", ran.both());
+        let said = format!("Warning: AGENT_ENV_PLUGIN_DIR is '{value}', {why}");
+        assert_eq!(ran.stderr.matches(&said).count(), 1, "{}", ran.stderr);
+        assert!(
+            ran.stderr
+                .contains(&format!("using {};", plugins.display())),
+            "{}",
+            ran.stderr
+        );
+    }
+}
