@@ -4,7 +4,7 @@
 use super::document::ConfigDocument;
 use super::error::ConfigError;
 use super::explorer::ExplorerSettings;
-use super::plugins::{plugin_settings_problems, plugin_tables};
+use super::plugins::plugin_tables;
 use super::references::{resolve_table_at, resolve_table_fully, unresolved_at, SecretLookup};
 use super::registrations::{
     check_agents, impls, provider_entries, split_impl, ProviderKind, IMPL_TABLES,
@@ -12,11 +12,12 @@ use super::registrations::{
 use super::shared_stores::SharedStores;
 use super::store_builder::{StoreBuilder, StoresBuilder};
 use super::store_selection::{runner_problem, selection, StoreSelection, RUNNER, STORE_SECTIONS};
-use super::tables::table_at;
+use super::tables::{table_at, toml_key};
 use super::warnings::warnings;
 use crate::impl_spelling;
 use serde::Serialize;
 use std::cell::RefCell;
+use std::collections::BTreeSet;
 
 /// A lookup that answers every name and remembers it, so references are checked for form while secrets the
 /// check cannot read are noted rather than reported as missing.
@@ -171,6 +172,14 @@ pub fn check(doc: &ConfigDocument, builder: &dyn StoreBuilder) -> CheckOutcome {
     }
 }
 
+/// `; did you mean [plugins.agentenv-browser]?` when an installed package's name is close to
+/// `package`, a table's canonical name no installed package has.
+fn meant_package(package: &str, installed: &BTreeSet<String>) -> Option<String> {
+    crate::discovery::not_installed::NotInstalled::new(package, installed)
+        .meant()
+        .map(|meant| format!("; did you mean [plugins.{}]?", toml_key(meant)))
+}
+
 /// What an impl that names no class at all (neither a built-in one nor a plugin's
 /// `<package>:<Class>`) says, for a store section the run does not build.
 fn unknown_class(selection: &StoreSelection) -> Option<ConfigError> {
@@ -276,7 +285,10 @@ fn run_checks(doc: &ConfigDocument, builder: &dyn StoreBuilder, found: &mut Find
 
     // The installed packages, for `config check`: a run's preflight leaves the plugins' tables,
     // and an impl whose package is not installed, to the steps that would start the plugins.
-    let installed = (!*for_run).then(|| builder.installed_packages()).flatten();
+    let installed: Option<BTreeSet<String>> = (!*for_run)
+        .then(|| builder.installed_packages())
+        .flatten()
+        .map(|names| names.into_iter().collect());
     match plugin_tables(doc) {
         Err(e) => match installed.as_ref().filter(|names| !names.is_empty()) {
             Some(_) => plugin_table_problems.push(Problem {
@@ -291,19 +303,36 @@ fn run_checks(doc: &ConfigDocument, builder: &dyn StoreBuilder, found: &mut Find
             for table in tables {
                 checked.plugin_tables += 1;
                 let package = &table.package;
-                for e in plugin_settings_problems(doc, package, Some(secrets)) {
-                match installed.as_ref().map(|names| names.contains(package)) {
-                    Some(true) => plugin_table_problems.push(Problem {
-                        code: e.code(),
-                        message: format!("{e} ({package} does not start until it is fixed: a run whose tasks use one of its steps refuses to start, and what else it provides fails to load)"),
-                    }),
-                    Some(false) => plugin_problems.push(format!(
-                        "{e}; no installed plugin is named {package}, so nothing reads the table now; once {package} is installed, it does not start until the table is fixed"
-                    )),
-                    None => plugin_problems.push(format!(
-                        "{e}; {package} is not started while its table cannot be read, so what it provides fails to load (agent-env itself does not read the table)"
-                    )),
+                let problems = table.settings_problems(doc, Some(secrets));
+                // A table no installed package has: `Some(hint)`, the hint a "did you mean" when an
+                // installed package's name is close (a typo reads as a table nothing reads).
+                let unread_hint = installed
+                    .as_ref()
+                    .filter(|names| !names.contains(package))
+                    .map(|names| meant_package(package, names));
+                if let (true, Some(hint)) = (problems.is_empty(), &unread_hint) {
+                    let hint = hint.as_deref().unwrap_or(
+                        "; `agent-env plugin list` shows the installed plugins",
+                    );
+                    plugin_problems.push(format!(
+                        "[plugins.{}]: no installed plugin is named {package}, so nothing reads the table{hint}",
+                        toml_key(table.spellings[0])
+                    ));
                 }
+                for e in problems {
+                    match (&installed, &unread_hint) {
+                        (Some(_), None) => plugin_table_problems.push(Problem {
+                            code: e.code(),
+                            message: format!("{e} ({package} does not start until it is fixed: a run whose tasks use one of its steps refuses to start, and what else it provides fails to load)"),
+                        }),
+                        (Some(_), Some(hint)) => plugin_problems.push(format!(
+                            "{e}; no installed plugin is named {package}, so nothing reads the table now; once {package} is installed, it does not start until the table is fixed{}",
+                            hint.as_deref().unwrap_or_default()
+                        )),
+                        (None, _) => plugin_problems.push(format!(
+                            "{e}; {package} is not started while its table cannot be read, so what it provides fails to load (agent-env itself does not read the table)"
+                        )),
+                    }
                 }
             }
         }

@@ -8,6 +8,7 @@ use super::references::{resolve_table, resolve_table_fully, SecretLookup};
 use super::tables::{table_at, toml_key, type_name};
 use agent_env_protocol::manifest::Manifest;
 use agent_env_protocol::names::canonical_name;
+use std::collections::HashMap;
 use toml::{Table, Value};
 
 /// One package's table as the file spells it.
@@ -59,21 +60,26 @@ fn plugins_root(doc: &ConfigDocument) -> Result<Option<&Table>, ConfigError> {
     table_at(table, &["plugins"])
 }
 
-/// Every plugin table in the file, grouped by canonical name, in the order of first appearance.
+/// Every plugin table in the file, grouped by canonical name, in the order of first appearance. Each
+/// key is placed by a lookup, so a file of many tables is read in time linear in their number.
 pub fn plugin_tables(doc: &ConfigDocument) -> Result<Vec<PluginTable<'_>>, ConfigError> {
     let Some(root) = plugins_root(doc)? else {
         return Ok(Vec::new());
     };
     let mut tables: Vec<PluginTable<'_>> = Vec::new();
+    let mut place_of: HashMap<String, usize> = HashMap::new();
     for (key, value) in root {
         let package = canonical_name(key);
-        match tables.iter_mut().find(|t| t.package == package) {
-            Some(existing) => existing.spellings.push(key),
-            None => tables.push(PluginTable {
-                package,
-                spellings: vec![key],
-                value,
-            }),
+        match place_of.get(&package) {
+            Some(&place) => tables[place].spellings.push(key),
+            None => {
+                place_of.insert(package.clone(), tables.len());
+                tables.push(PluginTable {
+                    package,
+                    spellings: vec![key],
+                    value,
+                });
+            }
         }
     }
     Ok(tables)
@@ -97,32 +103,26 @@ pub fn plugin_settings(
     Ok(table_to_json(&resolved))
 }
 
-/// Every problem [`plugin_settings`] stops at for `package`, for `config check`: each reference of its
-/// table that does not resolve, not only the first.
-pub fn plugin_settings_problems(
-    doc: &ConfigDocument,
-    package: &str,
-    secrets: Option<&dyn SecretLookup>,
-) -> Vec<ConfigError> {
-    let wanted = canonical_name(package);
-    let tables = match plugin_tables(doc) {
-        Ok(tables) => tables,
-        Err(e) => return vec![e],
-    };
-    let Some(entry) = tables.into_iter().find(|t| t.package == wanted) else {
-        return Vec::new();
-    };
-    let table = match entry.table() {
-        Ok(table) => table,
-        Err(e) => return vec![e],
-    };
-    let place = format!("[plugins.{}]", toml_key(entry.spellings[0]));
-    match resolve_table_fully(table, &doc.env, secrets) {
-        Ok(_) => Vec::new(),
-        Err(failures) => failures
-            .into_iter()
-            .map(|f| f.error.at(place.clone()))
-            .collect(),
+impl PluginTable<'_> {
+    /// Every problem [`plugin_settings`] stops at for this table's package, for `config check`: each
+    /// reference of its table that does not resolve, not only the first.
+    pub fn settings_problems(
+        &self,
+        doc: &ConfigDocument,
+        secrets: Option<&dyn SecretLookup>,
+    ) -> Vec<ConfigError> {
+        let table = match self.table() {
+            Ok(table) => table,
+            Err(e) => return vec![e],
+        };
+        let place = format!("[plugins.{}]", toml_key(self.spellings[0]));
+        match resolve_table_fully(table, &doc.env, secrets) {
+            Ok(_) => Vec::new(),
+            Err(failures) => failures
+                .into_iter()
+                .map(|f| f.error.at(place.clone()))
+                .collect(),
+        }
     }
 }
 

@@ -129,9 +129,14 @@ fn a_credential_written_out_in_the_file_is_warned_of() {
     let (code, json) = p.check(&[]);
     assert_eq!(code, 0, "{json}");
     let warnings = warnings_of(&json);
-    assert_eq!(warnings.len(), 1, "{json}");
+    assert_eq!(warnings.len(), 2, "{json}");
     assert!(
         warnings[0].starts_with("[plugins.acme] api_token is written out in the config file"),
+        "{json}"
+    );
+    // No plugin named acme is installed: its table is read by nothing, said after.
+    assert!(
+        warnings[1].starts_with("[plugins.acme]: no installed plugin is named acme"),
         "{json}"
     );
     assert!(!json.to_string().contains("tok-1234567890abcdef"), "{json}");
@@ -158,9 +163,14 @@ fn a_short_api_key_written_out_is_warned_of() {
     let (code, json) = p.check(&[]);
     assert_eq!(code, 0, "{json:#}");
     let warnings = warnings_of(&json);
-    assert_eq!(warnings.len(), 1, "{json:#}");
+    // The other is of [plugins.acme], which no installed plugin reads.
+    assert_eq!(warnings.len(), 2, "{json:#}");
     assert!(
         warnings[0].starts_with("[model] api_key is written out in the config file"),
+        "{json:#}"
+    );
+    assert!(
+        warnings[1].starts_with("[plugins.acme]: no installed plugin is named acme"),
         "{json:#}"
     );
     assert!(!warnings[0].contains("sk-abc"), "{json:#}");
@@ -1604,6 +1614,70 @@ fn a_plugin_store_a_bundle_run_does_not_read_and_no_plugin_provides_is_warned_of
     let (code, out, err) = p.run_stderr(&[], &["run", "hello", "-q"]);
     assert_eq!(code, 0, "{out}{err}");
     assert!(!err.contains("Warning"), "{err}");
+}
+
+/// Many `[plugins.<package>]` tables are each checked once: the count, a package set twice among
+/// them and a reference that does not resolve in the last are all said (the file is read in time
+/// linear in its tables, where each table's check read them all again).
+#[test]
+fn every_one_of_many_plugin_tables_is_checked() {
+    let mut config: String = (0..2000)
+        .map(|i| format!("[plugins.agentenv-p{i}]\na = {i}\n"))
+        .collect();
+    config.push_str(
+        "[plugins.agentenv_p7]\nb = 1\n[plugins.agentenv-last]\nx = \"env:NOPE_UNSET\"\n",
+    );
+    let p = Project::new(&config);
+    let (code, json) = p.check(&[]);
+    assert_eq!(code, 0, "{json}");
+    assert_eq!(json["checked"]["plugin_tables"], 2001, "{json}");
+    let warnings = warnings_of(&json);
+    assert_eq!(warnings.len(), 2001, "{json}");
+    assert!(warnings.contains(&"config.toml sets agentenv-p7's settings more than once, as [plugins.agentenv-p7], [plugins.agentenv_p7]; keep one; no installed plugin is named agentenv-p7, so nothing reads the table now; once agentenv-p7 is installed, it does not start until the table is fixed"), "{json}");
+    assert!(
+        warnings
+            .last()
+            .unwrap()
+            .starts_with("[plugins.agentenv-last]: Unresolved env:NOPE_UNSET reference"),
+        "{json}"
+    );
+}
+
+/// A `[plugins.<package>]` table no installed plugin reads is a warning of its own (exit 0), with
+/// the installed package its name is close to, where `config check` said nothing of it.
+#[test]
+fn a_plugin_table_no_installed_plugin_reads_is_warned_of() {
+    let p = Project::new(
+        "[plugins.agentenv-fixture-wroks]\ntoken = \"t\"\n[plugins.agentenv-fixture-works]\ntoken = \"t\"\n[plugins.zebra]\nz = 1\n",
+    );
+    p.manifest("works", &works_manifest());
+    let (code, json) = p.check(&[]);
+    assert_eq!(code, 0, "{json}");
+    assert_eq!(
+        warnings_of(&json),
+        [
+            "[plugins.agentenv-fixture-wroks]: no installed plugin is named agentenv-fixture-wroks, so nothing reads the table; did you mean [plugins.agentenv-fixture-works]?",
+            "[plugins.zebra]: no installed plugin is named zebra, so nothing reads the table; `agent-env plugin list` shows the installed plugins",
+        ]
+    );
+    // A table that cannot be read, of a near miss, says the near miss too.
+    std::fs::write(
+        p.root.join(".agentenv/config.toml"),
+        "[plugins.agentenv-fixture-wroks]\ntoken = \"env:NOPE_UNSET\"\n",
+    )
+    .unwrap();
+    let (code, json) = p.check(&[]);
+    assert_eq!(code, 0, "{json}");
+    assert_eq!(
+        warnings_of(&json),
+        ["[plugins.agentenv-fixture-wroks]: Unresolved env:NOPE_UNSET reference (no value and no default); set the environment variable NOPE_UNSET, or give a default: env:NOPE_UNSET?DEFAULT; no installed plugin is named agentenv-fixture-wroks, so nothing reads the table now; once agentenv-fixture-wroks is installed, it does not start until the table is fixed; did you mean [plugins.agentenv-fixture-works]?"]
+    );
+    let (code, text) = p.run_with(&[], &["config", "check"]);
+    assert_eq!(code, 0, "{text}");
+    assert!(
+        text.contains("did you mean [plugins.agentenv-fixture-works]?"),
+        "{text}"
+    );
 }
 
 /// What `config check` says of a config path that is not a regular file, or is too large, or is
