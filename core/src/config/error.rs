@@ -24,6 +24,16 @@ pub enum ConfigError {
     #[error("config.toml at {path} could not be read: {message}")]
     Unreadable { path: String, message: String },
 
+    /// A store section (or `runner`) written as neither a string nor a table: `config.toml [stores]
+    /// document must be 'local' or a [stores.document] table …, got int: 5`.
+    #[error("config.toml {place} must be 'local' or a {table} table naming the implementation (impl) and its config, got {got}: {value}")]
+    SectionNotAliasOrTable {
+        place: String,
+        table: String,
+        got: &'static str,
+        value: String,
+    },
+
     /// A present node that is not a table: `config.toml [a.b] must be a table, got int`.
     #[error("config.toml [{path}] must be a table, got {got}")]
     NotATable { path: String, got: &'static str },
@@ -70,7 +80,7 @@ pub enum ConfigError {
 
     /// A store section's `impl` that is not a string: it takes a built-in store's name or a
     /// plugin's `<package>:<Class>`.
-    #[error("[{table}] impl must be a string, got {got}: {value}; write impl = \"{builtin}\" for the built-in store, or \"<package>:<Class>\" for a plugin's")]
+    #[error("[{table}] impl must be a string, got {got}: {value}; write impl = \"{builtin}\" for the built-in {what}, or \"<package>:<Class>\" for a plugin's", what = chosen_thing(.table))]
     StoreImplNotString {
         table: String,
         got: &'static str,
@@ -81,7 +91,7 @@ pub enum ConfigError {
     #[error("impl must be a plugin's '<package>:<Class>', got '{value}'")]
     BadImplForm { value: String },
 
-    #[error("[{table}] names no impl, the store it uses (it has {section}); write impl = \"{builtin}\" for the built-in store, or \"<package>:<Class>\" for a plugin's")]
+    #[error("[{table}] names no impl, the {what} it uses (it has {section}); write impl = \"{builtin}\" for the built-in {what}, or \"<package>:<Class>\" for a plugin's", what = chosen_thing(.table))]
     StoreMissingImpl {
         table: String,
         section: String,
@@ -170,6 +180,14 @@ pub enum ConfigError {
         owner: String,
         keys: Vec<String>,
     },
+}
+
+/// What the section `table` chooses: `runner` for `[runner]`, else `store`.
+fn chosen_thing(table: &str) -> &'static str {
+    match table {
+        "runner" => "runner",
+        _ => "store",
+    }
 }
 
 impl ConfigError {

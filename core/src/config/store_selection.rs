@@ -32,6 +32,14 @@ impl AliasedSection {
         class_of(self.local_impl)
     }
 
+    /// Where the file writes the section as a value: `[stores] document`, or `runner`.
+    pub fn file_place(&self) -> String {
+        match self.toml_path.split_last() {
+            Some((key, parents)) if !parents.is_empty() => format!("[{}] {key}", parents.join(".")),
+            _ => self.name.to_string(),
+        }
+    }
+
     /// The `config` the `local` alias expands to: the store's own settings (none for the runner).
     pub fn local_config(&self, state_root: &Path) -> Table {
         let Some(kind) = crate::stores::StoreKind::parse(self.name) else {
@@ -226,10 +234,7 @@ fn expand_alias(
     }
     let shown = super::mask::mask_str(value, false);
     if from == AliasFrom::File {
-        let place = match section.toml_path.split_last() {
-            Some((key, parents)) if !parents.is_empty() => format!("[{}] {key}", parents.join(".")),
-            _ => section.name.to_string(),
-        };
+        let place = section.file_place();
         let table = section.table_name();
         let expected = if section.name == "document" && value == "mongo" {
             format!("the 'mongo' document backend is not supported by this agent-env: for a shared document store, configure a {table} table with impl = \"PostgresDocumentStore\" and config = {{ dsn = \"postgresql://…\" }}")
@@ -323,9 +328,11 @@ fn file_layer(
     let resolved = match value {
         Value::String(s) => expand_alias(section, s, state_root, AliasFrom::File),
         Value::Table(t) => from_table(section, t),
-        other => Err(ConfigError::NotATable {
-            path: section.toml_path.join("."),
+        other => Err(ConfigError::SectionNotAliasOrTable {
+            place: section.file_place(),
+            table: section.table_name(),
             got: type_name(other),
+            value: py_repr(&super::mask::mask_value(other, false)),
         }),
     };
     let layer = Layer {

@@ -9,8 +9,9 @@ use agent_env_store::settings::SettingsProblems;
 /// A store's config table, after `env:` / `secret:` references are resolved.
 pub type ConfigTable = Map<String, Value>;
 
-/// The problems of a store's table, starting with its unknown and missing keys ([`check_keys`]), for the
-/// store to add the problems of each value to.
+/// The problems of a store's table, starting with its unknown and missing keys, for the store to add
+/// the problems of each value to: each unknown key is a problem of its own (`… has unknown key 'a';
+/// it takes p1, p2`), and the missing keys one more.
 pub fn key_problems(
     impl_name: &str,
     table: &ConfigTable,
@@ -18,11 +19,19 @@ pub fn key_problems(
     required: &[&str],
 ) -> SettingsProblems {
     let mut problems = SettingsProblems::new();
-    problems.keep(check_keys(impl_name, table, takes, required));
+    for key in unknown_keys(table, takes) {
+        problems.keep(keys_refused(impl_name, &[key], &[], takes));
+    }
+    problems.keep(keys_refused(
+        impl_name,
+        &[],
+        &missing_keys(table, required),
+        takes,
+    ));
     problems
 }
 
-/// Refuses unknown keys and missing required ones:
+/// Refuses unknown keys and missing required ones, in one sentence:
 /// `The config table for '<impl>' has unknown key 'a', 'b' and no value for 'c'; it takes p1, p2`.
 pub fn check_keys(
     impl_name: &str,
@@ -30,25 +39,48 @@ pub fn check_keys(
     takes: &[&str],
     required: &[&str],
 ) -> StoreResult<()> {
-    let unknown: Vec<&str> = table
+    keys_refused(
+        impl_name,
+        &unknown_keys(table, takes),
+        &missing_keys(table, required),
+        takes,
+    )
+}
+
+/// The keys of `table` its store does not take, in the table's order.
+fn unknown_keys<'t>(table: &'t ConfigTable, takes: &[&str]) -> Vec<&'t str> {
+    table
         .keys()
         .map(String::as_str)
         .filter(|k| !takes.contains(k))
-        .collect();
-    let missing: Vec<&str> = required
+        .collect()
+}
+
+/// The keys of `required` that `table` does not set.
+fn missing_keys<'r>(table: &ConfigTable, required: &[&'r str]) -> Vec<&'r str> {
+    required
         .iter()
         .copied()
         .filter(|k| !table.contains_key(*k))
-        .collect();
+        .collect()
+}
+
+/// The sentence that refuses `unknown` and `missing`, when there is one of either.
+fn keys_refused(
+    impl_name: &str,
+    unknown: &[&str],
+    missing: &[&str],
+    takes: &[&str],
+) -> StoreResult<()> {
     if unknown.is_empty() && missing.is_empty() {
         return Ok(());
     }
     let mut parts = Vec::new();
     if !unknown.is_empty() {
-        parts.push(format!("unknown key {}", quoted_list(&unknown)));
+        parts.push(format!("unknown key {}", quoted_list(unknown)));
     }
     if !missing.is_empty() {
-        parts.push(format!("no value for {}", quoted_list(&missing)));
+        parts.push(format!("no value for {}", quoted_list(missing)));
     }
     let takes_text = if takes.is_empty() {
         "it takes no keys".to_string()
@@ -58,7 +90,7 @@ pub fn check_keys(
     Err(StoreError::Config(format!(
         "The config table for '{impl_name}' has {}; {takes_text}{}",
         parts.join(" and "),
-        meant_keys(&unknown, takes)
+        meant_keys(unknown, takes)
     )))
 }
 

@@ -1328,7 +1328,7 @@ fn a_broken_store_section_refuses_a_bundle_run() {
     for (config, said) in [
         (
             "[stores]\nobject = 5\n",
-            "config.toml [stores.object] must be a table, got int",
+            "config.toml [stores] object must be 'local' or a [stores.object] table naming the implementation (impl) and its config, got int: 5",
         ),
         (
             "[stores.object]\ntype = \"nosuch\"\n",
@@ -1737,5 +1737,26 @@ fn a_config_path_that_is_no_regular_file_or_too_large_is_refused() {
             "config.toml at {} is not valid UTF-8: can't decode byte 0xe9 at line 2, column 14 (byte 22 of the file); save the file as UTF-8",
             not_utf8.display()
         )]
+    );
+}
+
+/// Each unknown key of a built-in store's table is a problem of its own, with the key it may be,
+/// where two were one problem; a `[runner]` whose impl is no string is named a runner, not a store;
+/// a `[stores] <kind>` that is neither `local` nor a table is named as written, with what it takes.
+#[test]
+fn each_unknown_key_of_a_store_table_is_its_own_problem() {
+    let p = Project::new(
+        "[stores]\nimage = 5\n[stores.document]\nimpl = \"LocalSqliteDocumentStore\"\nconfig = { colour = 1, pathh = \"d.db\" }\n[runner]\nimpl = true\n",
+    );
+    let (code, json) = p.check(&[]);
+    assert_eq!(code, 1, "{json}");
+    assert_eq!(
+        messages(&json),
+        [
+            "The config table for 'LocalSqliteDocumentStore' has unknown key 'colour'; it takes path",
+            "The config table for 'LocalSqliteDocumentStore' has unknown key 'pathh'; it takes path; did you mean 'path' for 'pathh'?",
+            "config.toml [stores] image must be 'local' or a [stores.image] table naming the implementation (impl) and its config, got int: 5",
+            "[runner] impl must be a string, got bool: True; write impl = \"LocalRunner\" for the built-in runner, or \"<package>:<Class>\" for a plugin's",
+        ]
     );
 }
