@@ -10,7 +10,8 @@
 //! - [`natural_order`]: the order of a bundle's tasks and evals, `task2` before `task10`.
 //! - [`folder_id`]: the id root of a folder on disk, refused when another folder would share it.
 //! - [`ids`] and [`step_fields`]: the ids a bundle's entities get and the common fields of a step;
-//!   [`task_json`] reads a task file's JSON, finding every key given twice.
+//!   [`task_json`] reads a task file's JSON, finding every key given twice; [`task_steps`] checks a
+//!   task's steps, for a bundle's task and a stored one alike.
 //!
 //! Planning a run and the ledger of what was written belong to the run (`crate::run`).
 
@@ -27,6 +28,7 @@ pub mod natural_order;
 pub mod parser;
 pub mod step_fields;
 pub mod task_json;
+pub mod task_steps;
 pub mod tree;
 
 use std::path::Path;

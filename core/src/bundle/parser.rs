@@ -107,26 +107,10 @@ struct Parser<'a> {
     task_files_with_problems: std::collections::BTreeSet<String>,
 }
 
-/// The key two names collide under: case-folded, compatibility-normalized.
-/// `text` cut to its first 60 characters, marked as cut.
-fn shortened(text: &str) -> String {
-    match text.char_indices().nth(60) {
-        Some((at, _)) => format!("{}…", &text[..at]),
-        None => text.to_string(),
-    }
-}
-
-/// What a task file's step `n` (from 1) that is `item`, not an object, is told.
-pub fn not_a_step_object(n: usize, item: &Value) -> String {
-    format!(
-        "step {n} is {}, not a step object ({{\"id\": …, \"type\": …}})",
-        shortened(&item.to_string())
-    )
-}
-
 /// What some editors write at the start of a UTF-8 file.
 const UTF8_BOM: &[u8] = b"\xEF\xBB\xBF";
 
+/// The key two names collide under: case-folded, compatibility-normalized.
 fn collision_key(name: &str) -> String {
     name.nfkc().flat_map(char::to_lowercase).collect()
 }
@@ -631,95 +615,11 @@ impl Parser<'_> {
     }
 
     fn read_steps(&mut self, rel: &str, items: Vec<Value>) -> Vec<Map<String, Value>> {
-        let mut steps = Vec::new();
-        let mut ids_so_far: Vec<String> = Vec::new();
-        // verifier_id → the step that gives it: the task is scored by each verifier's score, so a
-        // second step giving one would replace the first's score (a failing grade hidden).
-        let mut verifiers: Vec<(String, String)> = Vec::new();
-        if items.is_empty() {
-            self.problem(rel, "a task needs at least one step");
+        let checked = super::task_steps::check_steps(items);
+        for problem in checked.problems {
+            self.problem(rel, problem);
         }
-        for (index, item) in items.into_iter().enumerate() {
-            let n = index + 1;
-            let Value::Object(step) = item else {
-                self.problem(rel, not_a_step_object(n, &item));
-                continue;
-            };
-            let id = match step.get("id") {
-                Some(Value::String(s)) if !s.is_empty() => s.clone(),
-                _ => {
-                    self.problem(rel, format!("step {n} needs an 'id' (a non-empty string)"));
-                    format!("#{n}")
-                }
-            };
-            if !matches!(step.get("type"), Some(Value::String(s)) if !s.is_empty()) {
-                self.problem(
-                    rel,
-                    format!("step '{id}' needs a 'type' (a non-empty string)"),
-                );
-            }
-            if ids_so_far.contains(&id) {
-                self.problem(
-                    rel,
-                    format!("two steps have the id '{id}'; step ids must be unique in a task"),
-                );
-            }
-            if let Some(Value::String(verifier)) = step.get("verifier_id") {
-                match verifiers.iter().find(|(v, _)| v == verifier) {
-                    Some((_, first)) => self.problem(
-                        rel,
-                        format!(
-                            "steps '{first}' and '{id}' both give verifier_id '{verifier}': the task is scored by each verifier's score, so '{id}' would replace the score of '{first}'; give each step its own verifier_id"
-                        ),
-                    ),
-                    None => verifiers.push((verifier.clone(), id.clone())),
-                }
-            }
-            if let Some(f) = step.get("fail_task_on_error") {
-                if !f.is_boolean() {
-                    self.problem(
-                        rel,
-                        format!("step '{id}': fail_task_on_error must be true or false, got {f}"),
-                    );
-                }
-            }
-            if let Some(config) = step.get("retry_config").filter(|c| !c.is_null()) {
-                if let Err(m) = super::step_fields::retry_form(config) {
-                    self.problem(rel, format!("step '{id}': {m}"));
-                }
-                let target = super::step_fields::retry_target(config);
-                if let Some(from) =
-                    target.filter(|f| *f != id && !ids_so_far.iter().any(|i| i == f))
-                {
-                    self.problem(
-                        rel,
-                        format!(
-                            "step '{id}': retry_config resumes from '{from}', which is not this step or an earlier step of this task"
-                        ),
-                    );
-                }
-            }
-            if let Some(deps) = step.get("depends_on") {
-                match super::step_fields::dependency_ids(deps) {
-                    Ok(list) => {
-                        for dep in list {
-                            if !ids_so_far.contains(&dep) {
-                                self.problem(
-                                    rel,
-                                    format!(
-                                        "step '{id}' depends on '{dep}', which is not an earlier step of this task"
-                                    ),
-                                );
-                            }
-                        }
-                    }
-                    Err(m) => self.problem(rel, format!("step '{id}': {m}")),
-                }
-            }
-            ids_so_far.push(id);
-            steps.push(step);
-        }
-        steps
+        checked.steps
     }
 
     /// Each task an eval names must be a task file of this bundle (one that did not parse is

@@ -168,21 +168,14 @@ pub fn steps_of(text: &str, file: &str) -> Result<Vec<Map<String, Value>>, Bundl
             problems.push(format!(
                 "{file}: a task file is an array of steps, or an object with a 'steps' array"
             ));
-            Vec::new()
+            return Err(BundleError::new(problems));
         }
     };
-    let mut maps = Vec::new();
-    for (i, step) in steps.into_iter().enumerate() {
-        match step {
-            Value::Object(map) => maps.push(map),
-            other => problems.push(format!(
-                "{file}: {}",
-                crate::bundle::parser::not_a_step_object(i + 1, &other)
-            )),
-        }
-    }
+    // The checks a bundle's task file passes, so what is stored runs as that file would.
+    let checked = crate::bundle::task_steps::check_steps(steps);
+    problems.extend(checked.problems.iter().map(|p| format!("{file}: {p}")));
     match problems.is_empty() {
-        true => Ok(maps),
+        true => Ok(checked.steps),
         false => Err(BundleError::new(problems)),
     }
 }
@@ -388,6 +381,36 @@ pub fn task_steps(doc: &Document) -> Vec<Map<String, Value>> {
         .unwrap_or_default()
 }
 
+/// The steps of a stored task's document, checked as `task put` checks them now: a task stored
+/// before a check was added (two steps of one id, a step without one) is refused with every problem
+/// it has and how to store a corrected version, where it ran wrongly.
+fn runnable_steps(
+    id: &str,
+    version: i64,
+    doc: &Document,
+) -> Result<Vec<Map<String, Value>>, BundleError> {
+    let items = match doc.get("steps") {
+        Some(Value::Array(items)) => items.clone(),
+        _ => Vec::new(),
+    };
+    let checked = crate::bundle::task_steps::check_steps(items);
+    if checked.problems.is_empty() {
+        return Ok(checked.steps);
+    }
+    let fix = format!(
+        "; put a corrected version with agent-env task put FILE --id {} (agent-env task get {} --json prints this one)",
+        crate::quote::word(id),
+        crate::quote::word(id)
+    );
+    Err(BundleError::new(
+        checked
+            .problems
+            .iter()
+            .map(|p| format!("the stored task '{id}' v{version} can't run: {p}{fix}"))
+            .collect(),
+    ))
+}
+
 /// Runs the latest version of a stored task `runs` times against the configured stores.
 pub fn run_stored_task(
     session: &Session,
@@ -410,7 +433,7 @@ pub fn run_stored_task(
     let stores = configured_stores(session)?;
     let task = entity(&stores, TASKS, &request.id, None)?;
     let version = task.get("version").and_then(Value::as_i64).unwrap_or(1);
-    let bundle = as_bundle(&request.id, task_steps(&task));
+    let bundle = as_bundle(&request.id, runnable_steps(&request.id, version, &task)?);
     let ctx = RunPlanContext {
         stores: &stores,
         session,
@@ -612,13 +635,15 @@ mod tests {
             1
         );
         assert_eq!(
-            steps_of(r#"{"steps": [{"id": "a"}]}"#, "f").unwrap().len(),
+            steps_of(r#"{"steps": [{"id": "a", "type": "t"}]}"#, "f")
+                .unwrap()
+                .len(),
             1
         );
         assert!(steps_of(r#"{"id": "a"}"#, "f").is_err());
         assert!(steps_of(r#"[1]"#, "f").is_err());
         assert_eq!(
-            steps_of("[{\"id\": \"a\",\n  \"id\": \"b\"}, 2]", "f")
+            steps_of("[{\"id\": \"a\", \"type\": \"t\",\n  \"id\": \"b\"}, 2]", "f")
                 .unwrap_err()
                 .problems,
             [

@@ -87,4 +87,5 @@ mod stored_artifacts;
 mod stored_ids_nfc;
 mod task_instances;
 mod task_prune;
+mod task_put_checks;
 mod task_store_left_out;
