@@ -37,7 +37,12 @@ pub struct GetArgs {
     /// artifact of its bundle's artifacts/ folder.
     pub id: String,
     /// This version instead of the latest.
-    #[arg(long, value_name = "N")]
+    #[arg(
+        long,
+        value_name = "N",
+        allow_negative_numbers = true,
+        value_parser = crate::cli::task::version_number
+    )]
     pub version: Option<i64>,
     /// Print the artifact document as JSON.
     #[arg(long)]

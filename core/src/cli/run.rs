@@ -41,16 +41,16 @@ pub struct RunArgs {
     #[arg(long = "eval", value_name = "NAME")]
     pub evals: Vec<String>,
     /// The model the agent under test uses.
-    #[arg(long)]
+    #[arg(long, value_parser = model_name)]
     pub model: Option<String>,
     /// The model a simulated user uses.
-    #[arg(long = "user-model")]
+    #[arg(long = "user-model", value_parser = model_name)]
     pub user_model: Option<String>,
     /// The model a judge uses.
-    #[arg(long = "judge-model")]
+    #[arg(long = "judge-model", value_parser = model_name)]
     pub judge_model: Option<String>,
     /// The agent to run the tasks with.
-    #[arg(long)]
+    #[arg(long, value_parser = agent_name)]
     pub agent: Option<String>,
     /// The sandbox provider (a comma-separated fallback chain); default: the config's `[sandbox] default`, else the built-in `local`.
     #[arg(long)]
@@ -92,9 +92,30 @@ pub(crate) fn fail_under_score(text: &str) -> Result<f64, String> {
         .parse()
         .map_err(|_| format!("not a number; {RANGE}"))?;
     match (0.0..=1.0).contains(&score) {
+        // -0 is 0, and is said as 0 (`"fail_under": 0.0` in a --json document).
+        true if score == 0.0 => Ok(0.0),
         true => Ok(score),
         false => Err(format!("outside 0 to 1; {RANGE}")),
     }
+}
+
+/// A name an option gives (a model's, the agent's), refused when empty or only spaces, which a run
+/// would record as the name.
+fn not_empty(text: &str, what: &str) -> Result<String, String> {
+    match text.trim().is_empty() {
+        true => Err(format!("the value is empty; give {what}")),
+        false => Ok(text.to_string()),
+    }
+}
+
+/// `--model`, `--user-model` and `--judge-model`'s value.
+fn model_name(text: &str) -> Result<String, String> {
+    not_empty(text, "a model's name, or leave the option out")
+}
+
+/// `--agent`'s value.
+fn agent_name(text: &str) -> Result<String, String> {
+    not_empty(text, "an agent's name, or leave the option out")
 }
 
 impl RunArgs {

@@ -18,7 +18,7 @@ pub const EXPLORER_EXE: &str = "agent-env-explorer";
 #[derive(clap::Args)]
 pub struct UpArgs {
     /// The port to listen on (else [explorer] port in the config, else 8234); 0 picks a free one.
-    #[arg(long)]
+    #[arg(long, allow_negative_numbers = true, value_parser = port_number)]
     pub port: Option<u16>,
     /// Open the UI in a browser once it is serving.
     #[arg(long)]
@@ -27,6 +27,13 @@ pub struct UpArgs {
     /// stack to bootstrap, which is what the flag asked for.
     #[arg(long, hide = true)]
     pub no_bootstrap: bool,
+}
+
+/// `--port`'s value: a whole number a port can be, or 0 for a free one.
+fn port_number(text: &str) -> Result<u16, String> {
+    text.trim().parse().map_err(|_| {
+        format!("the port must be a whole number from 1 to 65535 (or 0 to pick a free one), not '{text}'")
+    })
 }
 
 impl UpArgs {

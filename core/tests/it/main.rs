@@ -14,6 +14,7 @@ mod artifact_hashes;
 mod artifact_put_unrecorded;
 mod build_static;
 mod bundle_init_json;
+mod cli_argument_values;
 mod cli_broken;
 mod cli_command_mode;
 mod cli_completions;

@@ -45,6 +45,7 @@ pub struct PutArgs {
 #[derive(Args)]
 pub struct RunTaskArgs {
     /// The stored task's id, as `task put` printed it.
+    #[arg(value_parser = task_id)]
     pub id: String,
     /// Run it this many times (at most 10000), in one run group (at most four at once).
     #[arg(
@@ -82,7 +83,7 @@ pub struct GetTaskArgs {
     /// The stored task's id, or the @local id of a task a bundle run recorded (as `task list` prints it).
     pub id: String,
     /// This version instead of the latest.
-    #[arg(long, value_name = "N")]
+    #[arg(long, value_name = "N", allow_negative_numbers = true, value_parser = version_number)]
     pub version: Option<i64>,
     /// Print the task document as JSON.
     #[arg(long)]
@@ -134,7 +135,12 @@ pub struct ListArgs {
 pub struct PruneArgs {
     /// Delete instances that started longer ago than this: a whole number and a unit, such as 30d,
     /// 12h, 90m or 2w.
-    #[arg(long, value_name = "AGE", value_parser = super::age::parse_age)]
+    #[arg(
+        long,
+        value_name = "AGE",
+        allow_hyphen_values = true,
+        value_parser = super::age::parse_age
+    )]
     pub older_than: Option<std::time::Duration>,
     /// Keep the newest N instances of each task and delete the others (with --older-than, only those
     /// of the others that are also older).
@@ -171,6 +177,27 @@ fn count(text: &str) -> Result<usize, String> {
         .map_err(|_| format!("a whole number, 0 or more, is wanted, not '{text}'"))
 }
 
+/// The id `task run` is given: not empty, so the answer can name the task.
+fn task_id(text: &str) -> Result<String, String> {
+    match text.trim().is_empty() {
+        true => Err(
+            "the task id is empty; give the id of a stored task, as agent-env task put printed it (such as team/hello)"
+                .to_string(),
+        ),
+        false => Ok(text.to_string()),
+    }
+}
+
+/// A version `--version` asks for (`task get`, `artifact get`): a whole number, 1 or more, as
+/// versions are counted from 1.
+pub(crate) fn version_number(text: &str) -> Result<i64, String> {
+    text.trim()
+        .parse()
+        .ok()
+        .filter(|v: &i64| *v >= 1)
+        .ok_or_else(|| format!("a version is a whole number, 1 or more, not '{text}'"))
+}
+
 /// How many runs `--runs` asks for: a whole number; how many it may be is said by the run, which
 /// refuses 0 and more than its bound with their own reasons.
 fn run_count(text: &str) -> Result<usize, String> {
@@ -192,6 +219,11 @@ mod tests {
         assert_eq!(
             count("-1"),
             Err("a whole number, 0 or more, is wanted, not '-1'".to_string())
+        );
+        assert_eq!(version_number("2"), Ok(2));
+        assert_eq!(
+            version_number("-1"),
+            Err("a version is a whole number, 1 or more, not '-1'".to_string())
         );
         assert_eq!(run_count("3"), Ok(3));
         assert_eq!(

@@ -25,6 +25,7 @@ mod watched;
 
 use serde_json::{Map, Value};
 
+pub(crate) use args::version_number;
 pub use args::{
     GetArgs, GetTaskArgs, InstancesArgs, ListArgs, PruneArgs, PutArgs, RunTaskArgs, TaskArgs,
     TaskCommand,
