@@ -466,3 +466,28 @@ fn a_package_an_older_agent_env_pinned_is_warned_of_and_approved_as_newly_pinned
     let pins = std::fs::read_to_string(s.plugins().join(".pins.json")).unwrap();
     assert!(!pins.contains("/../") && !pins.contains("/./"), "{pins}");
 }
+
+/// A package with no pins at all (its pins dropped from the pin file) is approved with its files
+/// newly pinned, not said to be pinned by an older agent-env that pinned fewer of them.
+#[test]
+fn a_package_never_pinned_is_approved_as_not_pinned_before() {
+    let s = Sandboxed::new();
+    add_pinned_plugin(&s);
+    let file = s.plugins().join(".pins.json");
+    let mut doc: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&file).unwrap()).unwrap();
+    doc["packages"]
+        .as_object_mut()
+        .unwrap()
+        .remove("agentenv-pinned");
+    std::fs::write(&file, serde_json::to_string_pretty(&doc).unwrap()).unwrap();
+    let asked = s.run(&["plugin", "approve", "agentenv-pinned"]);
+    assert_eq!(asked.code, 2, "{}", asked.both());
+    assert!(
+        asked.stdout.starts_with("agentenv-pinned 1.0.0: ")
+            && asked.stdout.contains(" newly pinned, not pinned before:\n"),
+        "{}",
+        asked.both()
+    );
+    assert!(!asked.stdout.contains("pins more"), "{}", asked.both());
+}

@@ -59,9 +59,14 @@ pub(super) fn approve(args: &ApproveArgs, session: &Session, term: &Terminal) ->
         let Some(now) = crate::discovery::pins::current_pins(m).map_err(Failure::new)? else {
             continue;
         };
-        let package_changes = pin_changes(&pins_of(m, &before), &now);
+        let pinned_before = pins_of(m, &before);
+        let package_changes = pin_changes(&pinned_before, &now);
         if !package_changes.is_empty() {
-            changes.push((*m, package_changes));
+            // Only pins added, to a package whose pinned files are all as they were: what an
+            // agent-env that pins more of a package's files than an older one did sees.
+            let pins_more =
+                !pinned_before.is_empty() && package_changes.iter().all(PinChange::is_newly_pinned);
+            changes.push((*m, package_changes, pins_more));
         }
         pinned.push((m.canonical_name(), now));
     }
@@ -135,7 +140,7 @@ pub(super) fn approve(args: &ApproveArgs, session: &Session, term: &Terminal) ->
 /// terminal unless `--yes`, refused (exit 2) with no terminal to ask on. With `--json` nothing is
 /// asked: without `--yes` it is refused, the changed files named.
 fn confirm_changes(
-    changes: &[(&Manifest, Vec<PinChange>)],
+    changes: &[(&Manifest, Vec<PinChange>, bool)],
     args: &ApproveArgs,
     term: &Terminal,
 ) -> Result<Answer, Failure> {
@@ -143,7 +148,7 @@ fn confirm_changes(
         if args.yes {
             return Ok(Answer::Yes);
         }
-        let all: Vec<&PinChange> = changes.iter().flat_map(|(_, c)| c.iter()).collect();
+        let all: Vec<&PinChange> = changes.iter().flat_map(|(_, c, _)| c.iter()).collect();
         let line = |c: &&PinChange| change_line(c).trim().to_string();
         let changed: Vec<String> = all
             .iter()
@@ -174,7 +179,7 @@ fn confirm_changes(
         .with_code(2));
     }
     let mut text = String::new();
-    for (manifest, package_changes) in changes {
+    for (manifest, package_changes, pins_more) in changes {
         let (newly, changed): (Vec<&PinChange>, Vec<&PinChange>) =
             package_changes.iter().partition(|c| c.is_newly_pinned());
         if !changed.is_empty() {
@@ -198,10 +203,15 @@ fn confirm_changes(
         if !newly.is_empty() {
             let count = newly.len();
             text.push_str(&format!(
-                "{} {}: {count} {} newly pinned, not pinned before (agent-env pins more of a package's files than it did):\n",
+                "{} {}: {count} {} newly pinned, not pinned before{}:\n",
                 manifest.name,
                 manifest.version,
                 if count == 1 { "file" } else { "files" },
+                if *pins_more {
+                    " (agent-env pins more of a package's files than it did)"
+                } else {
+                    ""
+                },
             ));
             for change in newly {
                 text.push_str(&change_line(change));
