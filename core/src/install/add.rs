@@ -145,6 +145,7 @@ fn try_add(
                     &said,
                     opts.pip.no_index,
                     &ask_index,
+                    std::env::var("GONOSUMDB").ok().as_deref(),
                 );
                 break;
             }

@@ -71,12 +71,14 @@ pub enum IndexTrouble {
 /// sentence per installer, each for a cause it named. `pip_no_index`: pip ran told to use no index
 /// (`PIP_NO_INDEX`). `ask_index` asks each of pip's indexes for a project's page when pip found no
 /// version of it (or could not reach one of several), for a trouble pip does not mention: the
-/// trouble of each index that has one, in pip's order.
+/// trouble of each index that has one, in pip's order. `go_nosumdb`: the GONOSUMDB Go ran with,
+/// whose entries the advice keeps.
 pub fn after_failed_install(
     specs: &[Spec],
     said: &str,
     pip_no_index: bool,
     ask_index: &dyn Fn(&str) -> Vec<IndexTrouble>,
+    go_nosumdb: Option<&str>,
 ) -> Vec<String> {
     let mut advice = Vec::new();
     if specs.iter().any(|s| s.installer == Installer::Pip) {
@@ -86,7 +88,7 @@ pub fn after_failed_install(
         });
     }
     if let Some(go) = specs.iter().find(|s| s.installer == Installer::Go) {
-        advice.extend(go_advice(go, said));
+        advice.extend(go_advice(go, said, go_nosumdb));
     }
     if let Some(rust) = specs
         .iter()
@@ -324,7 +326,7 @@ fn from_versions(line: &str) -> Option<&str> {
 
 /// What Go's failure says to do: tidy a go.sum, leave the checksum database out, reach the proxy,
 /// give it credentials, or find the SDK.
-fn go_advice(spec: &Spec, said: &str) -> Option<String> {
+fn go_advice(spec: &Spec, said: &str, nosumdb: Option<&str>) -> Option<String> {
     if said.contains("missing go.sum entry") {
         let folder = spec.path.as_deref()?;
         return Some(format!(
@@ -332,15 +334,32 @@ fn go_advice(spec: &Spec, said: &str) -> Option<String> {
             folder.display()
         ));
     }
-    if let Some(module) = unverified_module(said) {
+    if let Some((module, database, why)) = checksum_database_unreached(said) {
+        return Some(format!(
+            "Go could not reach the checksum database {database} to verify {module} ({why}): check the network, or the proxy Go goes through (HTTPS_PROXY), or set GOSUMDB to your company's checksum database mirror; then add it again"
+        ));
+    }
+    if let Some(module) = unverified_module(said).filter(|_| checksum_database_lacks(said)) {
         let pattern = match module.strip_prefix("github.com/agent-env/") {
             Some(_) => GO_SDK_PATTERN.to_string(),
             None => module.to_string(),
         };
-        let example = match pattern == GO_SDK_PATTERN {
-            true => GO_NOSUMDB.to_string(),
-            false => format!("{GO_NOSUMDB},{pattern}"),
-        };
+        // The GONOSUMDB Go ran with (the SDK's pattern when none was set), keeping its entries.
+        let current: Vec<&str> = nosumdb
+            .map(|value| {
+                value
+                    .split(',')
+                    .map(str::trim)
+                    .filter(|e| !e.is_empty())
+                    .collect()
+            })
+            .filter(|entries: &Vec<&str>| !entries.is_empty())
+            .unwrap_or_else(|| vec![GO_SDK_PATTERN]);
+        let mut entries = current.clone();
+        if !current.contains(&pattern.as_str()) {
+            entries.push(&pattern);
+        }
+        let example = format!("GONOSUMDB={}", entries.join(","));
         return Some(format!(
             "Go could not verify {module} against the checksum database (sum.golang.org unless GOSUMDB names another), which knows nothing of a module only your proxy serves: add its path pattern to GONOSUMDB, a comma-separated list ({example}; GOPRIVATE would skip your proxy too), then add it again"
         ));
@@ -380,6 +399,49 @@ fn go_advice(spec: &Spec, said: &str) -> Option<String> {
         .any(|m| lower.contains(m));
     (said.contains(GO_SDK) && fetch_failed && go_sdk_by_name(folder))
         .then(|| go_sdk_missing(folder, proxy.as_deref()))
+}
+
+/// The module Go could not verify because it did not reach the checksum database, that database's
+/// host (as the failure names it) and why: `verifying module: example.com/x@v1.0.0: Get
+/// "https://sum.golang.org/lookup/…": dial tcp: lookup sum.golang.org: no such host`.
+fn checksum_database_unreached(said: &str) -> Option<(&str, &str, &'static str)> {
+    let module = unverified_module(said)?;
+    let line = said.lines().find(|line| line.contains("verifying "))?;
+    let lower = line.to_ascii_lowercase();
+    let why = [
+        ("connection refused", "connection refused"),
+        ("no such host", "its host name is not known"),
+        ("no route to host", "no route to host"),
+        ("network is unreachable", "network unreachable"),
+        ("i/o timeout", "it did not answer in time"),
+        ("tls:", "the TLS connection failed"),
+        ("x509:", "its certificate was not trusted"),
+    ]
+    .into_iter()
+    .find_map(|(mark, why)| lower.contains(mark).then_some(why))?;
+    let url_start = line
+        .find("Get \"")
+        .map(|i| i + 5)
+        .or_else(|| line.find("reading ").map(|i| i + 8));
+    let database = url_start
+        .and_then(|start| line[start..].split_once("://"))
+        .and_then(|(_, rest)| rest.split(['/', '"', ' ']).next())
+        .filter(|host| !host.is_empty())
+        .unwrap_or("sum.golang.org");
+    Some((module, database, why))
+}
+
+/// Whether the checksum database answered that it does not know the module (404, 410, not found):
+/// what it says of a module only a team's proxy serves.
+fn checksum_database_lacks(said: &str) -> bool {
+    said.lines()
+        .filter(|line| line.contains("verifying "))
+        .any(|line| {
+            let lower = line.to_ascii_lowercase();
+            ["404", "410", "not found", "gone"]
+                .iter()
+                .any(|mark| lower.contains(mark))
+        })
 }
 
 /// The module Go failed to verify against the checksum database (`verifying module:
@@ -655,7 +717,7 @@ mod tests {
             asked.borrow_mut().push(project.to_string());
             answer.clone().into_iter().collect()
         };
-        let advice = after_failed_install(specs, said, false, &ask);
+        let advice = after_failed_install(specs, said, false, &ask, None);
         (advice, asked.into_inner())
     }
 
@@ -681,6 +743,7 @@ mod tests {
             said!("pip-no-host-wheel.txt"),
             false,
             &no_refusal,
+            None,
         );
         assert_eq!(
             unknown,
@@ -779,6 +842,7 @@ mod tests {
             said!("pip-no-sdk-folder.txt"),
             false,
             &no_refusal,
+            None,
         );
         assert_eq!(advice.len(), 1, "{advice:?}");
         assert!(
@@ -795,6 +859,7 @@ mod tests {
             said!("pip-no-sdk-wheel.txt"),
             false,
             &no_refusal,
+            None,
         );
         assert_eq!(
             advice,
@@ -815,6 +880,7 @@ mod tests {
             PIP_NO_SDK,
             false,
             &no_refusal,
+            None,
         );
         assert_eq!(advice.len(), 1, "{advice:?}");
         assert!(
@@ -830,7 +896,7 @@ mod tests {
                 ">=0.2.0 (from p) (from versions: 0.1.0)",
             );
         assert_eq!(
-            after_failed_install(&[spec(Installer::Pip, dir.path())], &other_version, false, &no_refusal),
+            after_failed_install(&[spec(Installer::Pip, dir.path())], &other_version, false, &no_refusal, None),
             ["http://127.0.0.1:9/simple holds agent-env-plugin-sdk 0.1.0, and ./proj asks for agent-env-plugin-sdk>=0.2.0: publish that version to the index, or change the requirement in its pyproject.toml"]
         );
     }
@@ -849,11 +915,15 @@ mod tests {
             spec(Installer::Pip, at_checkout.path()),
             spec(Installer::Pip, other.path()),
         ];
-        assert!(after_failed_install(&specs, PIP_NO_SDK, false, &no_refusal).is_empty());
-        assert!(
-            after_failed_install(&specs, "ERROR: some other failure\n", false, &no_refusal)
-                .is_empty()
-        );
+        assert!(after_failed_install(&specs, PIP_NO_SDK, false, &no_refusal, None).is_empty());
+        assert!(after_failed_install(
+            &specs,
+            "ERROR: some other failure\n",
+            false,
+            &no_refusal,
+            None
+        )
+        .is_empty());
     }
 
     #[test]
@@ -868,6 +938,7 @@ mod tests {
             not_found,
             false,
             &no_refusal,
+            None,
         );
         assert_eq!(advice.len(), 1, "{advice:?}");
         assert!(
@@ -881,7 +952,7 @@ mod tests {
             "module example.com/p\n\nrequire github.com/agent-env/agent-env/plugin-sdk-go v0.1.0\n\nreplace (\n\tgithub.com/agent-env/agent-env/plugin-sdk-go => /src/plugin-sdk-go\n)\n",
         ] {
             let replaced = project("go.mod", replaced);
-            assert!(after_failed_install(&[spec(Installer::Go, replaced.path())], not_found, false, &no_refusal).is_empty());
+            assert!(after_failed_install(&[spec(Installer::Go, replaced.path())], not_found, false, &no_refusal, None).is_empty());
         }
         // Go's other causes, whatever the go.mod.
         let tidy = after_failed_install(
@@ -889,6 +960,7 @@ mod tests {
             "main.go:3:8: missing go.sum entry for module providing package github.com/agent-env/agent-env/plugin-sdk-go/agentenv\n",
             false,
             &no_refusal,
+            None,
         );
         assert!(
             tidy[0].contains("run `go mod tidy` in that folder"),
@@ -899,9 +971,11 @@ mod tests {
             "verifying module: github.com/agent-env/agent-env/plugin-sdk-go@v0.1.0: Get \"https://sum.golang.org/lookup/…\": dial tcp: lookup sum.golang.org: no such host\n",
             false,
             &no_refusal,
+            None,
         );
         assert!(
-            sumdb[0].contains("GONOSUMDB=github.com/agent-env/*"),
+            sumdb[0].starts_with("Go could not reach the checksum database sum.golang.org to verify github.com/agent-env/agent-env/plugin-sdk-go (its host name is not known)")
+                && !sumdb[0].contains("GONOSUMDB"),
             "{sumdb:?}"
         );
     }
@@ -910,7 +984,7 @@ mod tests {
     fn the_module_go_could_not_verify_is_the_one_named() {
         let specs = [spec(Installer::Go, Path::new("/nowhere"))];
         let said = "main.go:3:8: example.com/team-lib@v0.1.0: verifying module: example.com/team-lib@v0.1.0: Get \"https://sum.golang.org/lookup/example.com/team-lib@v0.1.0\": 404 Not Found\n";
-        let advice = after_failed_install(&specs, said, false, &no_refusal);
+        let advice = after_failed_install(&specs, said, false, &no_refusal, None);
         assert!(
             advice[0].starts_with(
                 "Go could not verify example.com/team-lib against the checksum database"
@@ -953,10 +1027,10 @@ mod tests {
         );
         let specs = [spec(Installer::Go, by_name.path())];
         assert_eq!(
-            after_failed_install(&specs, said!("go-down.txt"), false, &no_refusal),
+            after_failed_install(&specs, said!("go-down.txt"), false, &no_refusal, None),
             ["Go could not reach the module proxy http://127.0.0.1:18699 (connection refused): check GOPROXY's address, or that it is up"]
         );
-        let file = after_failed_install(&specs, said!("go-file.txt"), false, &no_refusal);
+        let file = after_failed_install(&specs, said!("go-file.txt"), false, &no_refusal, None);
         assert!(
             file[0].contains(
                 "or publish it to file:///home/me/work/emptyproxy, which does not hold it"
@@ -967,7 +1041,7 @@ mod tests {
             (said!("go-401.txt"), "18701", "401 Unauthorized"),
             (said!("go-403.txt"), "18702", "403 Forbidden"),
         ] {
-            let advice = after_failed_install(&specs, output, false, &no_refusal);
+            let advice = after_failed_install(&specs, output, false, &no_refusal, None);
             assert_eq!(
                 advice,
                 [format!("the module proxy http://127.0.0.1:{port} refused Go ({words}): give Go credentials for it (a machine entry in ~/.netrc, or GOAUTH), then add it again")],
@@ -980,7 +1054,8 @@ mod tests {
     fn a_rust_crate_whose_sdk_cargo_cannot_find_is_told_where_to_get_it() {
         let folder = Path::new("/home/me/work/myrs");
         let specs = [spec(Installer::Cargo, folder)];
-        let advice = after_failed_install(&specs, said!("cargo-offline.txt"), false, &no_refusal);
+        let advice =
+            after_failed_install(&specs, said!("cargo-offline.txt"), false, &no_refusal, None);
         assert_eq!(advice.len(), 1, "{advice:?}");
         assert!(
             advice[0].starts_with("/home/me/work/myrs depends on the Rust SDK by name (agent-env-plugin-sdk), which is not on crates.io: build it against a checkout of agent-env: `agent-env-plugin-sdk = { path = \"CHECKOUT/plugin-sdk-rs\" }`")
@@ -993,11 +1068,11 @@ mod tests {
             (said!("cargo-registry-offline.txt"), "did not find in `mine` index: publish it there"),
             (said!("cargo-vendored.txt"), "did not find in directory source `/home/me/work/ch2/vendor` (which is replacing registry `crates-io`): publish"),
         ] {
-            let advice = after_failed_install(&specs, output, false, &no_refusal);
+            let advice = after_failed_install(&specs, output, false, &no_refusal, None);
             assert!(advice[0].contains(searched), "{advice:?}");
         }
         assert_eq!(
-            after_failed_install(&specs, said!("cargo-down.txt"), false, &no_refusal),
+            after_failed_install(&specs, said!("cargo-down.txt"), false, &no_refusal, None),
             ["cargo could not reach the registry at http://127.0.0.1:18699/index/ (connection refused): check its address in .cargo/config.toml, or that it is up"]
         );
         // A crate by name (no folder) gets none.
@@ -1005,9 +1080,13 @@ mod tests {
             path: None,
             ..spec(Installer::Cargo, folder)
         };
-        assert!(
-            after_failed_install(&[by_name], said!("cargo-offline.txt"), false, &no_refusal)
-                .is_empty()
-        );
+        assert!(after_failed_install(
+            &[by_name],
+            said!("cargo-offline.txt"),
+            false,
+            &no_refusal,
+            None
+        )
+        .is_empty());
     }
 }

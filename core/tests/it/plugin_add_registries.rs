@@ -331,19 +331,40 @@ fn a_module_go_cannot_verify_is_named_with_the_gonosumdb_that_leaves_it_out() {
     )
     .unwrap();
     let proxy = format!("file://{}", sb.dir().join("proxy").display());
+    // A checksum database that does not answer: not reached, which GONOSUMDB would not mend.
+    let dead = dead_port();
     sb.set("GOPROXY", &proxy)
         .set("GOFLAGS", "-mod=mod")
-        .set("GONOSUMDB", "github.com/agent-env/*")
+        .set("GONOSUMDB", "corp.example/*")
         .set(
             "GOSUMDB",
-            &format!("sum.golang.org http://127.0.0.1:{}", dead_port()),
+            &format!("sum.golang.org http://127.0.0.1:{dead}"),
         );
     let out = sb.run(&["plugin", "add", module.to_str().unwrap(), "--yes"]);
     let said = both(&out);
     assert_eq!(out.status.code(), Some(1), "{said}");
     assert!(
+        said.contains(&format!("hint: Go could not reach the checksum database 127.0.0.1:{dead} to verify example.com/team-lib (connection refused)"))
+            && said.contains("or set GOSUMDB to your company's checksum database mirror"),
+        "{said}"
+    );
+    assert!(
+        !said.contains("add its path pattern to GONOSUMDB"),
+        "{said}"
+    );
+    // A checksum database that answers it does not know the module: leave it out, keeping the
+    // GONOSUMDB entries already set.
+    let database = StatusServer::start(404, &[]);
+    sb.set(
+        "GOSUMDB",
+        &format!("sum.golang.org http://127.0.0.1:{}", database.port),
+    );
+    let out = sb.run(&["plugin", "add", module.to_str().unwrap(), "--yes"]);
+    let said = both(&out);
+    assert_eq!(out.status.code(), Some(1), "{said}");
+    assert!(
         said.contains("hint: Go could not verify example.com/team-lib against the checksum database")
-            && said.contains("add its path pattern to GONOSUMDB, a comma-separated list (GONOSUMDB=github.com/agent-env/*,example.com/team-lib;"),
+            && said.contains("add its path pattern to GONOSUMDB, a comma-separated list (GONOSUMDB=corp.example/*,example.com/team-lib;"),
         "{said}"
     );
     assert!(!said.contains("knows nothing of the SDK"), "{said}");
