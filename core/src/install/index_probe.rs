@@ -98,11 +98,22 @@ fn trouble(index: &str, project: &str) -> Option<IndexTrouble> {
         }),
         // The page is not there: an index lacking the project answers at its own address; a URL
         // that is no index (its `/simple` path left out) does not.
-        404 => matches!(get(&bare), Ok(404)).then(|| IndexTrouble::NotAnIndex {
-            lacks_simple: !bare.trim_end_matches('/').ends_with("/simple"),
-            index: shown,
-        }),
+        // A PEP 503 root ends in `/`; an index may answer only there.
+        404 => {
+            matches!(get(&with_trailing_slash(&bare)), Ok(404)).then(|| IndexTrouble::NotAnIndex {
+                lacks_simple: !bare.trim_end_matches('/').ends_with("/simple"),
+                index: shown,
+            })
+        }
         _ => None,
+    }
+}
+
+/// `url` ending in `/`, as an index's root does (`…/simple` asked as `…/simple/`).
+fn with_trailing_slash(url: &str) -> String {
+    match url.ends_with('/') {
+        true => url.to_string(),
+        false => format!("{url}/"),
     }
 }
 

@@ -408,3 +408,23 @@ fn a_go_plan_shows_goprivate_and_a_command_folder_is_pointed_to_installer_go() {
         "{said}"
     );
 }
+
+/// An index whose root answers only with its trailing `/` (`…/simple/`, as PEP 503 spells it),
+/// named without it, is not said to be no package index.
+#[test]
+fn an_index_named_without_its_trailing_slash_is_not_called_no_index() {
+    let sb = pip_sandbox();
+    let wheel = sdk_needing_wheel(&sb.dir().join("dist"));
+    let index = StatusServer::start(404, &[("/simple/", 200)]);
+    let out = sb.run(&[
+        "plugin",
+        "add",
+        wheel.to_str().unwrap(),
+        "--index-url",
+        &format!("http://127.0.0.1:{}/simple", index.port),
+        "--yes",
+    ]);
+    let said = both(&out);
+    assert_eq!(out.status.code(), Some(1), "{said}");
+    assert!(!said.contains("is not a package index"), "{said}");
+}
