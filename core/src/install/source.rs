@@ -129,9 +129,11 @@ pub fn installer_of(folder: &Path) -> Option<Installer> {
     }
 }
 
-/// What to add to the refusal of a folder that is no plugin source when it holds Go files (a
-/// command's folder inside a module, `./mod/cmd/tool`): that `--installer go` builds it.
-fn go_command_hint(folder: &Path) -> &'static str {
+/// What to add to the refusal of a folder that is no plugin source when it holds Go files: that
+/// `--installer go` builds it, when it is a command's folder inside a Go module (`./mod/cmd/tool`,
+/// a go.mod in a folder above) and `--installer go` was not given; otherwise that no go.mod was
+/// found, which a Go module needs. `forced_go` is `--installer go`.
+fn go_command_hint(folder: &Path, forced_go: bool) -> &'static str {
     let holds_go = std::fs::read_dir(folder)
         .into_iter()
         .flatten()
@@ -141,9 +143,11 @@ fn go_command_hint(folder: &Path) -> &'static str {
             let name = name.to_string_lossy();
             name == "go.mod" || name.ends_with(".go")
         });
-    match holds_go {
-        true => "; it holds Go code: if it is a command's folder inside a Go module, add it with --installer go",
-        false => "",
+    let in_module = folder.ancestors().any(|dir| dir.join("go.mod").is_file());
+    match (holds_go, in_module && !forced_go) {
+        (false, _) => "",
+        (true, true) => "; it holds Go code: if it is a command's folder inside a Go module, add it with --installer go",
+        (true, false) => "; it holds Go code, but no go.mod was found in the folder or any folder above it (a Go module needs one: run `go mod init MODULE-PATH` in the module's top folder)",
     }
 }
 
@@ -177,7 +181,7 @@ pub fn classify(
                     text,
                     format!(
                         "the folder holds none of {MANIFEST_FILE}, Cargo.toml, go.mod, pyproject.toml or setup.py, so it is no plugin source{}",
-                        go_command_hint(&path)
+                        go_command_hint(&path, forced == Some(Installer::Go))
                     ),
                 ));
             };

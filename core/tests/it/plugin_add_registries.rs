@@ -428,3 +428,31 @@ fn an_index_named_without_its_trailing_slash_is_not_called_no_index() {
     assert_eq!(out.status.code(), Some(1), "{said}");
     assert!(!said.contains("is not a package index"), "{said}");
 }
+
+/// A folder of Go files with no go.mod in it or any folder above is refused saying so, with or
+/// without `--installer go`, and is not pointed to `--installer go`.
+#[test]
+fn a_folder_of_go_files_without_a_go_mod_is_said_to_lack_one() {
+    let sb = Sandbox::new();
+    let folder = sb.dir().join("loose");
+    std::fs::create_dir_all(&folder).unwrap();
+    std::fs::write(folder.join("main.go"), "package main\n\nfunc main() {}\n").unwrap();
+    assert!(
+        folder.ancestors().all(|dir| !dir.join("go.mod").exists()),
+        "a go.mod above the temporary folder"
+    );
+    for forced in [false, true] {
+        let mut args = vec!["plugin", "add", folder.to_str().unwrap(), "--dry-run"];
+        if forced {
+            args.extend(["--installer", "go"]);
+        }
+        let out = sb.run(&args);
+        let said = both(&out);
+        assert_eq!(out.status.code(), Some(1), "{said}");
+        assert!(
+            said.contains("it holds Go code, but no go.mod was found in the folder or any folder above it (a Go module needs one: run `go mod init MODULE-PATH` in the module's top folder)"),
+            "{said}"
+        );
+        assert!(!said.contains("add it with --installer go"), "{said}");
+    }
+}
