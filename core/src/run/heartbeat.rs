@@ -9,10 +9,13 @@
 //! run on any machine marks it failed ([`crate::run::liveness::sweep`]).
 //!
 //! An instance that records no heartbeat was written by an agent-env from before instances recorded
-//! one (or by another tool): nothing but time tells whether its run goes on. It is stale once the
-//! latest time it records (its start, or anything later) is [`NO_HEARTBEAT_STALE_AFTER`] old, and
-//! is then shown and swept as one whose heartbeat stopped; one that records no time at all is never
-//! judged. The times it records are read in whatever form they were written ([`recorded_times`]).
+//! one (or by another tool): nothing but time tells whether its run goes on. One `running` is stale
+//! once its last sign of life (the latest time it records, at its top level or in its steps'
+//! records, or its start plus the durations its completed steps record, whichever is later) is
+//! [`NO_HEARTBEAT_STALE_AFTER`] old, and is then shown and swept as one whose heartbeat stopped;
+//! one that records no time at all, or is still `queued`, is never judged (the sweep and `task
+//! prune` take `running` instances only). The times it records are read in whatever form they were
+//! written ([`recorded_times`]).
 //!
 //! A run that ended but whose store did not take a task's end stops heartbeating too: its instance
 //! shows `running`, and turns stale like a killed run's. The machine whose journal holds the final
@@ -246,7 +249,7 @@ pub fn host_name() -> Option<String> {
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Stale {
     /// Its last sign of life: its last heartbeat (`heartbeat_at_utc`), or, for one that records no
-    /// heartbeat, the latest time it records, as recorded.
+    /// heartbeat, the latest time it records or its steps' records give.
     pub since: String,
     /// The machine its run ran on, when the instance says.
     pub host: Option<String>,
@@ -259,14 +262,14 @@ pub struct Stale {
 pub enum LastSign {
     /// Its last heartbeat.
     Heartbeat,
-    /// It records no heartbeat (an older agent-env or another tool wrote it): the latest time it
-    /// records, under `key`, `ago` before it was judged.
+    /// It records no heartbeat (an older agent-env or another tool wrote it): its last sign of
+    /// life, `ago` before it was judged, found from the time it records under `key` as `recorded`
+    /// (the time itself, or, when `from_steps`, its start plus its completed steps' durations).
     NoHeartbeat {
         key: String,
+        recorded: String,
         ago: Duration,
-        /// Its start (`started_at_utc`) and how long before it was judged, when it records one
-        /// earlier than the latest time.
-        started: Option<(String, Duration)>,
+        from_steps: bool,
     },
 }
 
@@ -275,8 +278,8 @@ const NO_HEARTBEAT: &str = "an older agent-env or another tool wrote it";
 
 impl Stale {
     /// `no sign of life since <time>; its run was probably killed on <host>`; for an instance that
-    /// records no heartbeat, `records no heartbeat: …; it started 2 days ago, at <time>, and has
-    /// recorded nothing since`.
+    /// records no heartbeat, `records no heartbeat: …; its last sign of life, at <time> (2 days
+    /// ago), is more than 24 hours old`.
     pub fn words(&self) -> String {
         match &self.sign {
             LastSign::Heartbeat => format!(
@@ -291,40 +294,41 @@ impl Stale {
     }
 
     /// What a table's one line says: `no sign of life since <time>`, or `records no heartbeat;
-    /// nothing recorded since <time>, 2 days ago`.
+    /// last sign of life at <time>, 2 days ago`.
     pub fn brief(&self) -> String {
         match &self.sign {
             LastSign::Heartbeat => format!("no sign of life since {}", self.since),
             LastSign::NoHeartbeat { ago, .. } => format!(
-                "records no heartbeat; nothing recorded since {}, {} ago",
+                "records no heartbeat; last sign of life at {}, {} ago",
                 self.since,
                 recorded_times::age_words(*ago)
             ),
         }
     }
 
-    /// How long an instance that records no heartbeat has recorded nothing: `it started 2 days ago,
-    /// at <time>, and has recorded nothing since`.
+    /// How old the last sign of life of an instance that records no heartbeat is: `its last sign
+    /// of life, at <time> (2 days ago), is more than 24 hours old`, saying what it was.
     fn silence(&self) -> String {
-        let LastSign::NoHeartbeat { key, ago, started } = &self.sign else {
+        let LastSign::NoHeartbeat {
+            key,
+            ago,
+            from_steps,
+            ..
+        } = &self.sign
+        else {
             return String::new();
         };
-        let ago_words = recorded_times::age_words(*ago);
-        match started {
-            _ if key == STARTED_AT => format!(
-                "it started {ago_words} ago, at {}, and has recorded nothing since",
-                self.since
-            ),
-            Some((at, started_ago)) => format!(
-                "it started {} ago, at {at}, and has recorded nothing since {}, {ago_words} ago",
-                recorded_times::age_words(*started_ago),
-                self.since
-            ),
-            None => format!(
-                "it has recorded nothing since {}, {ago_words} ago",
-                self.since
-            ),
-        }
+        let what = match (*from_steps, key.as_str()) {
+            (true, _) => "as its steps' records show,".to_string(),
+            (false, STARTED_AT) => "its start".to_string(),
+            (false, key) => format!("its {key}"),
+        };
+        format!(
+            "its last sign of life, {what} at {} ({} ago), is more than {} old",
+            self.since,
+            recorded_times::age_words(*ago),
+            recorded_times::age_words(NO_HEARTBEAT_STALE_AFTER)
+        )
     }
 
     /// ` on machine <host>`, or nothing when the host is not known.
@@ -343,7 +347,7 @@ impl Stale {
                 self.on_host()
             ),
             LastSign::NoHeartbeat { .. } => format!(
-                "it records no heartbeat ({NO_HEARTBEAT}) and recorded nothing after {}, more than {} before a later run looked, so its run was taken to have ended without finishing it; a later run marked it failed",
+                "it records no heartbeat ({NO_HEARTBEAT}) and its last sign of life, at {}, was more than {} before a later run looked, so its run was taken to have ended without finishing it; a later run marked it failed",
                 self.since,
                 recorded_times::age_words(NO_HEARTBEAT_STALE_AFTER)
             ),
@@ -371,10 +375,12 @@ pub fn shows_running(doc: &Document) -> bool {
 /// When a task instance started.
 const STARTED_AT: &str = "started_at_utc";
 
-/// Whether `doc`, a task instance, is `running` with a heartbeat older than [`STALE_AFTER_BEATS`]
-/// of its run's intervals at `now`; or, recording no heartbeat (written before instances did, or
-/// by another tool), with nothing recorded for [`NO_HEARTBEAT_STALE_AFTER`] (the latest time it
-/// records, whatever its key). One that records no heartbeat and no time is never stale.
+/// Whether `doc`, a task instance, is `running` or `queued` with a heartbeat older than
+/// [`STALE_AFTER_BEATS`] of its run's intervals at `now`; or, recording no heartbeat (written
+/// before instances did, or by another tool), `running` with no sign of life for
+/// [`NO_HEARTBEAT_STALE_AFTER`] ([`recorded_times::last_sign_of_life`]). One that records no
+/// heartbeat and no time, or is `queued`, is never stale: the sweep and `task prune` take `running`
+/// instances only.
 pub fn stale(doc: &Document, now: SystemTime) -> Option<Stale> {
     if !shows_running(doc) {
         return None;
@@ -401,26 +407,24 @@ pub fn stale(doc: &Document, now: SystemTime) -> Option<Stale> {
     })
 }
 
-/// For `doc`, which records no heartbeat: the latest time it records and what it says, when that
-/// is [`NO_HEARTBEAT_STALE_AFTER`] or more before `now`.
+/// For `doc`, which records no heartbeat: its last sign of life and what it says, when `doc` is
+/// `running` and that is [`NO_HEARTBEAT_STALE_AFTER`] or more before `now`.
 fn silent_too_long(doc: &Document, now: SystemTime) -> Option<(String, LastSign)> {
-    let latest = recorded_times::latest(doc)?;
-    let ago = now.duration_since(latest.at).ok()?;
+    if doc.get("status").and_then(Value::as_str) != Some("running") {
+        return None;
+    }
+    let last = recorded_times::last_sign_of_life(doc)?;
+    let ago = now.duration_since(last.at).ok()?;
     if ago < NO_HEARTBEAT_STALE_AFTER {
         return None;
     }
-    let started = recorded_times::recorded(doc, STARTED_AT)
-        .filter(|start| start.key != latest.key)
-        .map(|start| {
-            let ago = now.duration_since(start.at).unwrap_or_default();
-            (start.text, ago)
-        });
     Some((
-        latest.text,
+        last.text,
         LastSign::NoHeartbeat {
-            key: latest.key,
+            key: last.time.key,
+            recorded: last.time.text,
             ago,
-            started,
+            from_steps: last.from_steps,
         },
     ))
 }
@@ -463,10 +467,10 @@ mod tests {
         assert_eq!(stale(&doc(json!({"status": "running"})), now), None);
     }
 
-    /// An instance that records no heartbeat is judged by the latest time it records: stale a day
-    /// after it, said as such; not before.
+    /// An instance that records no heartbeat is judged by its last sign of life: stale a day after
+    /// it, said as such; not before. A queued one is never judged.
     #[test]
-    fn an_instance_that_records_no_heartbeat_is_stale_a_day_after_it_last_recorded_anything() {
+    fn an_instance_that_records_no_heartbeat_is_stale_a_day_after_its_last_sign_of_life() {
         let now = SystemTime::UNIX_EPOCH + Duration::from_secs(1_800_000_000);
         let at = |ago: u64| clock::rfc3339_utc(now - Duration::from_secs(ago));
         let hour = 3_600;
@@ -480,12 +484,12 @@ mod tests {
         assert_eq!(found.since, at(48 * hour));
         assert_eq!(
             found.words(),
-            format!("records no heartbeat: an older agent-env or another tool wrote it; it started 2 days ago, at {}, and has recorded nothing since", at(48 * hour))
+            format!("records no heartbeat: an older agent-env or another tool wrote it; its last sign of life, its start at {} (2 days ago), is more than 24 hours old", at(48 * hour))
         );
         assert_eq!(
             found.brief(),
             format!(
-                "records no heartbeat; nothing recorded since {}, 2 days ago",
+                "records no heartbeat; last sign of life at {}, 2 days ago",
                 at(48 * hour)
             )
         );
@@ -500,13 +504,47 @@ mod tests {
         let found = stale(&later, now).expect("stale");
         assert_eq!(
             found.words(),
-            format!("records no heartbeat: an older agent-env or another tool wrote it; it started 3 days ago, at {}, and has recorded nothing since {}, 30 hours ago", at(72 * hour), at(30 * hour))
+            format!("records no heartbeat: an older agent-env or another tool wrote it; its last sign of life, its step_at_utc at {} (30 hours ago), is more than 24 hours old", at(30 * hour))
         );
         later.insert("step_at_utc".into(), json!(at(hour)));
         assert_eq!(stale(&later, now), None);
-        // Ended: not judged.
+        // Its completed steps' durations, added to its start; or a time a step records.
+        let mut stepped = old(30 * hour);
+        stepped.insert(
+            "completed_steps".into(),
+            json!([{"step_id": "a", "duration_seconds": 3.0 * 3600.0},
+                {"step_id": "b", "duration_seconds": 4.0 * 3600.0}]),
+        );
+        assert_eq!(stale(&stepped, now), None);
+        let mut stepped = old(50 * hour);
+        stepped.insert(
+            "completed_steps".into(),
+            json!([{"step_id": "a", "duration_seconds": 2.0 * 3600.0}]),
+        );
+        let found = stale(&stepped, now).expect("stale");
+        assert_eq!(found.since, at(48 * hour));
+        assert!(
+            found.words().contains(&format!(
+                "its last sign of life, as its steps' records show, at {} (2 days ago)",
+                at(48 * hour)
+            )),
+            "{}",
+            found.words()
+        );
+        assert!(
+            matches!(&found.sign, LastSign::NoHeartbeat { key, recorded, .. } if key == STARTED_AT && *recorded == at(50 * hour)),
+            "{found:?}"
+        );
+        stepped.insert(
+            "running_steps".into(),
+            json!([{"step_id": "c", "started_at_utc": at(hour)}]),
+        );
+        assert_eq!(stale(&stepped, now), None);
+        // Ended, or queued: not judged.
         let mut ended = old(48 * hour);
         ended.insert("status".into(), json!("failed"));
+        assert_eq!(stale(&ended, now), None);
+        ended.insert("status".into(), json!("queued"));
         assert_eq!(stale(&ended, now), None);
     }
 

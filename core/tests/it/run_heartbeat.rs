@@ -190,19 +190,46 @@ fn the_instances_are_indexed_by_status_for_the_sweep_every_run_makes() {
 /// killed: a start, `started` ago, and nothing since (no heartbeat, no interval, no machine). Written
 /// to the @local store, as a bundle run records; its id.
 fn old_style_instance(s: &Sandboxed, name: &str, started: Duration) -> (String, String) {
+    let (id, at) = old_style_instance_as(
+        s,
+        name,
+        started,
+        "running",
+        serde_json::json!([{"step_id": "box", "status": "success"}]),
+    );
+    (id, agent_env::clock::rfc3339_utc(at))
+}
+
+/// [`old_style_instance`] with `status` and `completed_steps` of its own; its id and start.
+fn old_style_instance_as(
+    s: &Sandboxed,
+    name: &str,
+    started: Duration,
+    status: &str,
+    completed_steps: Value,
+) -> (String, std::time::SystemTime) {
     use agent_env::stores::DocumentStore;
-    let at = agent_env::clock::rfc3339_utc(std::time::SystemTime::now() - started);
+    // To the second, as the times an instance records are read back.
+    let start = std::time::SystemTime::now() - started;
+    let start = std::time::UNIX_EPOCH
+        + Duration::from_secs(
+            start
+                .duration_since(std::time::UNIX_EPOCH)
+                .unwrap()
+                .as_secs(),
+        );
+    let at = agent_env::clock::rfc3339_utc(start);
     let id = format!("@local/~/old/old-{name}");
     let doc = serde_json::json!({"instance_id": id, "task_id": "@local/~/old/old",
-        "task_version": 1, "total_steps": 2, "status": "running", "error": null,
+        "task_version": 1, "total_steps": 2, "status": status, "error": null,
         "created_at_utc": "2020-01-01 00:00 UTC", "started_at_utc": at, "completed_at_utc": null,
-        "current_step": 1, "completed_steps": [{"step_id": "box", "status": "success"}],
+        "current_step": 1, "completed_steps": completed_steps,
         "context": {"metadata": {"run_group_id": format!("run-{name}")}}});
     let local = agent_env::stores::LocalSqliteDocumentStore::local_namespace(s.local_db());
     local
         .insert("task_instances", doc.as_object().unwrap())
         .unwrap();
-    (id, at)
+    (id, start)
 }
 
 /// An instance an older agent-env left `running` (it records no heartbeat) that started two days ago
@@ -241,7 +268,7 @@ fn an_instance_an_older_agent_env_left_running_is_stale_after_a_day_and_swept() 
     let table = s.run(&["task", "list"]);
     assert!(
         table.stdout.contains(&format!(
-            "running (records no heartbeat; nothing recorded since {started}, 2 days ago)"
+            "running (records no heartbeat; last sign of life at {started}, 2 days ago)"
         )),
         "{}",
         table.both()
@@ -249,7 +276,7 @@ fn an_instance_an_older_agent_env_left_running_is_stale_after_a_day_and_swept() 
     let shown = s.run(&["task", "get-instance", &old]);
     assert!(
         shown.stdout.contains(&format!(
-            "status:    running (records no heartbeat: an older agent-env or another tool wrote it; it started 2 days ago, at {started}, and has recorded nothing since; the next agent-env run (of a bundle) on this machine marks it failed)\n"
+            "status:    running (records no heartbeat: an older agent-env or another tool wrote it; its last sign of life, its start at {started} (2 days ago), is more than 24 hours old; the next agent-env run (of a bundle) on this machine marks it failed)\n"
         )),
         "{}",
         shown.both()
@@ -285,7 +312,7 @@ fn an_instance_an_older_agent_env_left_running_is_stale_after_a_day_and_swept() 
     assert_eq!(marked["status"], "failed", "{marked}");
     assert_eq!(
         marked["error"],
-        format!("it records no heartbeat (an older agent-env or another tool wrote it) and recorded nothing after {started}, more than 24 hours before a later run looked, so its run was taken to have ended without finishing it; a later run marked it failed"),
+        format!("it records no heartbeat (an older agent-env or another tool wrote it) and its last sign of life, at {started}, was more than 24 hours before a later run looked, so its run was taken to have ended without finishing it; a later run marked it failed"),
         "{marked}"
     );
     assert_eq!(stored(&recent).expect("recorded")["status"], "running");
@@ -308,4 +335,86 @@ fn an_instance_an_older_agent_env_left_running_is_stale_after_a_day_and_swept() 
     );
     assert!(stored(&old).is_none());
     assert_eq!(stored(&recent).expect("kept")["status"], "running");
+}
+
+/// An instance an older agent-env left `running` is judged by its start plus the durations its
+/// completed steps record (that agent-env records no time after the start): one that started 30
+/// hours ago whose steps took 10 hours may still run; one that started 3 days ago whose steps took
+/// 2 hours is stale, said by that last sign of life, not as one that recorded nothing since its
+/// start. Both were judged by their start alone, said to have recorded nothing since.
+#[test]
+fn an_instance_an_older_agent_env_left_running_is_judged_by_its_steps_too() {
+    let s = Sandboxed::new();
+    let hour = Duration::from_secs(60 * 60);
+    let steps = |hours: f64| {
+        serde_json::json!([{"step_id": "box", "status": "success", "duration_seconds": hours * 1800.0},
+            {"step_id": "check", "status": "success", "duration_seconds": hours * 1800.0}])
+    };
+    let (busy, _) = old_style_instance_as(&s, "busy", 30 * hour, "running", steps(10.0));
+    let (gone, started) = old_style_instance_as(&s, "gone", 72 * hour, "running", steps(2.0));
+    let listed = s.run(&["task", "list", "--json"]);
+    assert_eq!(listed.code, 0, "{}", listed.both());
+    let doc: Value = serde_json::from_str(&listed.stdout).unwrap();
+    let stale_of = |id: &str| {
+        doc["instances"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|r| r["instance_id"] == id)
+            .map(|r| r["stale"].clone())
+    };
+    let busy_shown = s.run(&["task", "get-instance", &busy]);
+    assert_eq!(
+        stale_of(&busy),
+        Some(false.into()),
+        "{doc:#} {}",
+        busy_shown.both()
+    );
+    assert_eq!(stale_of(&gone), Some(true.into()), "{doc:#}");
+    let shown = s.run(&["task", "get-instance", &gone]);
+    let last = agent_env::clock::rfc3339_utc(started + 2 * hour);
+    assert!(
+        shown.stdout.contains(&format!(
+            "status:    running (records no heartbeat: an older agent-env or another tool wrote it; its last sign of life, as its steps' records show, at {last} (2 days ago), is more than 24 hours old;"
+        )),
+        "{}",
+        shown.both()
+    );
+    assert!(
+        !shown.stdout.contains("recorded nothing"),
+        "{}",
+        shown.both()
+    );
+}
+
+/// A `queued` instance that records no heartbeat is not judged stale, however old: the sweep and
+/// `task prune` take `running` instances only, and every reader agrees with them. It was shown
+/// stale and promised to be marked failed by the next run, which never did.
+#[test]
+fn a_queued_instance_that_records_no_heartbeat_is_not_called_stale() {
+    let s = Sandboxed::new();
+    let day = Duration::from_secs(24 * 60 * 60);
+    let (queued, _) = old_style_instance_as(&s, "waiting", 3 * day, "queued", Value::Array(vec![]));
+    let listed = s.run(&["task", "list", "--json"]);
+    assert_eq!(listed.code, 0, "{}", listed.both());
+    let doc: Value = serde_json::from_str(&listed.stdout).unwrap();
+    let row = doc["instances"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|r| r["instance_id"] == queued.as_str())
+        .cloned()
+        .unwrap_or_else(|| panic!("no {queued}: {doc:#}"));
+    assert_eq!(row["stale"], false, "{doc:#}");
+    let shown = s.run(&["task", "get-instance", &queued]);
+    assert!(
+        !shown.stdout.contains("records no heartbeat"),
+        "{}",
+        shown.both()
+    );
+    assert!(
+        !shown.stdout.contains("marks it failed"),
+        "{}",
+        shown.both()
+    );
 }

@@ -268,7 +268,7 @@ fn an_instance_an_older_agent_env_left_running_a_day_ago_is_interrupted() {
         .unwrap_or("");
     assert_eq!(
         warning,
-        format!("this run of the task records no heartbeat: an older agent-env or another tool wrote it; it started 2 days ago, at {started}, and has recorded nothing since, so it is taken to have ended without finishing: it shows as running until the next run that records to its document store marks it failed"),
+        format!("this run of the task records no heartbeat: an older agent-env or another tool wrote it; its last sign of life, its start at {started} (2 days ago), is more than 24 hours old, so it is taken to have ended without finishing: it shows as running until the next run that records to its document store marks it failed"),
         "{state}"
     );
     let path = format!(

@@ -182,7 +182,31 @@ pub(super) fn listed_fields(mut doc: Document) -> Document {
             Value::Object(m) => Some(m),
             _ => None,
         });
+    // A running one that records no heartbeat is judged by its steps' records too (their times
+    // and durations): only those are kept of them.
+    let judged_by_steps = !doc.contains_key(heartbeat::HEARTBEAT_AT)
+        && doc.get("status").and_then(Value::as_str) == Some("running");
+    let steps = match judged_by_steps {
+        false => Vec::new(),
+        true => ["completed_steps", "running_steps"]
+            .into_iter()
+            .filter_map(|list| Some((list, doc.get(list)?.as_array()?.clone())))
+            .collect(),
+    };
     doc.retain(|key, _| SHOWN.contains(&key.as_str()));
+    for (list, entries) in steps {
+        let kept: Vec<Value> = entries
+            .iter()
+            .filter_map(Value::as_object)
+            .map(|step| {
+                let times = step
+                    .iter()
+                    .filter(|(key, _)| key.as_str() == "duration_seconds" || key.ends_with("_utc"));
+                Value::Object(times.map(|(k, v)| (k.clone(), v.clone())).collect())
+            })
+            .collect();
+        doc.insert(list.into(), Value::Array(kept));
+    }
     if let Some(metadata) = metadata {
         let mut kept = Map::new();
         if let Some(group) = metadata.get("run_group_id") {

@@ -1,5 +1,5 @@
-//! The times a task instance records, read back: the latest of them, by which an instance that
-//! records no heartbeat is judged, and how long ago a time was, as a person reads it.
+//! The times a task instance records, read back: the last sign of life they give (with the
+//! durations its completed steps record), by which an instance that records no heartbeat is judged, and how long ago a time was, as a person reads it.
 //!
 //! Instances record their times under keys ending `_utc`, in more than one form: `started_at_utc`
 //! in RFC 3339 to the microsecond, `created_at_utc` and `completed_at_utc` to the minute
@@ -23,8 +23,14 @@ pub(super) struct RecordedTime {
 
 /// The latest of the times `doc` records at its top level (its keys ending `_utc`), when it
 /// records one.
+#[cfg(test)]
 pub(super) fn latest(doc: &Document) -> Option<RecordedTime> {
-    doc.iter()
+    times_in(doc).max_by_key(|t| t.at)
+}
+
+/// The times `map` records under its keys ending `_utc`.
+fn times_in(map: &Document) -> impl Iterator<Item = RecordedTime> + '_ {
+    map.iter()
         .filter(|(key, _)| key.ends_with("_utc"))
         .filter_map(|(key, value)| {
             let text = value.as_str()?;
@@ -34,7 +40,80 @@ pub(super) fn latest(doc: &Document) -> Option<RecordedTime> {
                 at: parse(text)?,
             })
         })
+}
+
+/// The step lists of an instance: `completed_steps` records each ended step's
+/// `duration_seconds`; either may record times of its own.
+const STEP_LISTS: [&str; 2] = ["completed_steps", "running_steps"];
+
+/// The latest sign of life `doc` gives, when it gives one: the latest time it records at its top
+/// level, or, when it records its start, a later one its steps' records give: a time they record,
+/// or its start plus the durations its completed steps record. An older agent-env records no time
+/// after the start: its completed steps record durations only. Their sum over-estimates when steps
+/// ran side by side, which only makes the sign later, so an instance is never judged silent sooner
+/// than it was.
+pub(super) fn last_sign_of_life(doc: &Document) -> Option<LastSignOfLife> {
+    let top = times_in(doc)
         .max_by_key(|t| t.at)
+        .map(|time| LastSignOfLife {
+            at: time.at,
+            text: time.text.clone(),
+            time,
+            from_steps: false,
+        });
+    let from_steps = recorded(doc, "started_at_utc").and_then(|start| {
+        let steps = || {
+            STEP_LISTS
+                .iter()
+                .filter_map(|list| doc.get(*list).and_then(Value::as_array))
+                .flatten()
+                .filter_map(Value::as_object)
+        };
+        let in_records = steps()
+            .flat_map(times_in)
+            .max_by_key(|t| t.at)
+            .map(|t| (t.at, t.text));
+        let took: f64 = doc
+            .get("completed_steps")
+            .and_then(Value::as_array)
+            .into_iter()
+            .flatten()
+            .filter_map(|step| step.get("duration_seconds").and_then(Value::as_f64))
+            .filter(|s| s.is_finite() && *s > 0.0)
+            .sum();
+        let through = Duration::try_from_secs_f64(took)
+            .ok()
+            .filter(|t| !t.is_zero())
+            .and_then(|took| start.at.checked_add(took))
+            .map(|at| (at, crate::clock::rfc3339_utc(at)));
+        let (at, text) = [in_records, through]
+            .into_iter()
+            .flatten()
+            .max_by_key(|(at, _)| *at)?;
+        Some(LastSignOfLife {
+            at,
+            text,
+            time: start,
+            from_steps: true,
+        })
+    });
+    match (top, from_steps) {
+        (Some(top), Some(steps)) => Some(if steps.at > top.at { steps } else { top }),
+        (top, steps) => top.or(steps),
+    }
+}
+
+/// An instance's latest sign of life ([`last_sign_of_life`]).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(super) struct LastSignOfLife {
+    /// When it was, and that instant as text.
+    pub(super) at: SystemTime,
+    pub(super) text: String,
+    /// The time the instance records at its top level that it was found from (itself, or, when
+    /// it comes from the steps' records, the start): unchanged while the instance is as judged.
+    pub(super) time: RecordedTime,
+    /// Whether it comes from the steps' records.
+    pub(super) from_steps: bool,
 }
 
 /// The time `doc` records under `key`, when it is one.

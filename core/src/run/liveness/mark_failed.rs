@@ -82,9 +82,9 @@ fn still_as_judged(stale: &Stale) -> Vec<(String, Predicate)> {
     match &stale.sign {
         LastSign::Heartbeat => vec![(HEARTBEAT_AT.into(), Predicate::Eq(json!(stale.since)))],
         // An absent path matches `null`.
-        LastSign::NoHeartbeat { key, .. } => vec![
+        LastSign::NoHeartbeat { key, recorded, .. } => vec![
             (HEARTBEAT_AT.into(), Predicate::Eq(serde_json::Value::Null)),
-            (key.clone(), Predicate::Eq(json!(stale.since))),
+            (key.clone(), Predicate::Eq(json!(recorded))),
         ],
     }
 }
