@@ -172,3 +172,40 @@ fn a_local_id_no_run_recorded_is_said_in_a_bundles_terms() {
         unrecorded.both()
     );
 }
+
+/// A bundle under the home folder has `@local/~/…` ids: its artifact is read by that id spelled by
+/// the folder's absolute path too, and with a trailing `/`; a name its runs did not record, with a
+/// trailing `/`, suggests running the bundle, not a folder named after the artifact. The absolute
+/// spelling was said never to have run, and the trailing `/` suggested `agent-env run ~/hb/greeting`.
+#[test]
+fn a_bundle_under_home_is_read_by_its_absolute_path_or_with_a_trailing_slash() {
+    let s = Sandboxed::new();
+    let bundle = s.home().join("hb");
+    copy_dir(
+        &std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("bundles/hello"),
+        &bundle,
+    );
+    let ran = s.run(&["run", "~/hb"]);
+    assert_eq!(ran.code, 0, "{}", ran.both());
+    let absolute = format!(
+        "@local{}/greeting",
+        bundle.canonicalize().unwrap().display()
+    );
+    for id in [absolute.as_str(), "@local/~/hb/greeting/"] {
+        let got = s.run(&["artifact", "get", id, "--verify"]);
+        assert_eq!(got.code, 0, "{id}: {}", got.both());
+        assert!(
+            got.stdout
+                .starts_with("artifact:  @local/~/hb/greeting v1 "),
+            "{id}: {}",
+            got.both()
+        );
+    }
+    let missing = s.run(&["artifact", "get", "@local/~/hb/data/"]);
+    assert_eq!(missing.code, 1, "{}", missing.both());
+    assert!(
+        missing.stderr.contains("the runs of its bundle recorded an artifact @local/~/hb/greeting: give that id, or add the artifact's folder to the bundle's artifacts/ and run the bundle again (agent-env run ~/hb)"),
+        "{}",
+        missing.both()
+    );
+}

@@ -4,11 +4,12 @@
 //! ([`local_stores`]), whose object store holds its files. `--verify` reads the files from the object
 //! store of the same pair, the one they were written to.
 
+use std::path::Path;
 use std::sync::Arc;
 
 use serde_json::Value;
 
-use crate::bundle::ids::{DERIVED_SEPARATOR, LOCAL_PREFIX};
+use crate::bundle::ids::{folder_id_root, DERIVED_SEPARATOR, LOCAL_PREFIX};
 use crate::run::stored_task::{self, ARTIFACTS};
 use crate::run::{local_stores, RunError};
 use crate::session::Session;
@@ -32,6 +33,8 @@ pub fn get_artifact(
     if !recorded_by_a_bundle(id) {
         return stored_task::get_document(session, ARTIFACTS, id, version);
     }
+    let recorded_id = as_recorded(id, session.paths().home_dir().as_deref());
+    let id = recorded_id.as_str();
     let documents = local_stores::open(&session.paths().state_root()).documents;
     let read = |version: Option<i64>| match version {
         None => documents.latest_version(ARTIFACTS, id),
@@ -59,6 +62,31 @@ pub fn get_artifact(
         ),
         _ => not_recorded(documents.as_ref(), id, version),
     }))
+}
+
+/// The @local id `id` as bundle runs record it: less a trailing `/`, and, spelled by an absolute
+/// path under the home folder `home`, as `@local/~/…` (the id such a folder's bundle has, as
+/// [`folder_id_root`] gives it).
+fn as_recorded(id: &str, home: Option<&Path>) -> String {
+    let id = id.trim_end_matches('/');
+    let Some(bare) = id.strip_prefix(LOCAL_PREFIX) else {
+        return id.to_string();
+    };
+    let path = Path::new("/").join(bare);
+    // The home folder as given, and as its canonical path (folder ids are made from canonical ones).
+    let homes = home
+        .filter(|h| h.components().count() > 1)
+        .into_iter()
+        .flat_map(|h| [Some(h.to_path_buf()), h.canonicalize().ok()])
+        .flatten();
+    for home in homes {
+        if path.starts_with(&home) {
+            if let Some(under_home) = folder_id_root(&path, Some(&home)) {
+                return under_home;
+            }
+        }
+    }
+    id.to_string()
 }
 
 /// The object store the files of the artifact `id` were written to: the local one for a bundle's, the
@@ -109,9 +137,12 @@ fn not_recorded(documents: &dyn DocumentStore, id: &str, version: Option<i64>) -
     )
 }
 
-/// The id root of the bundle an @local id's entity came from: the id less its last name.
+/// The id root of the bundle an @local id's entity came from: the id less its last name (a trailing
+/// `/` is no name).
 fn bundle_root(id: &str) -> &str {
-    id.rsplit_once('/').map_or("", |(root, _)| root)
+    id.trim_end_matches('/')
+        .rsplit_once('/')
+        .map_or("", |(root, _)| root)
 }
 
 /// The ids of the artifacts the runs of the bundle `root` recorded, sorted, less the file artifacts a
@@ -197,5 +228,31 @@ mod tests {
     fn the_root_is_the_id_less_its_last_name() {
         assert_eq!(bundle_root("@local/tmp/mb/data"), "@local/tmp/mb");
         assert_eq!(bundle_root("data"), "");
+        assert_eq!(bundle_root("@local/~/hb/greeting/"), "@local/~/hb");
+    }
+
+    #[test]
+    fn an_absolute_spelling_under_home_is_read_as_its_tilde_id() {
+        let home = Some(Path::new("/home/me"));
+        assert_eq!(
+            as_recorded("@local/home/me/hb/greeting", home),
+            "@local/~/hb/greeting"
+        );
+        assert_eq!(
+            as_recorded("@local/~/hb/greeting/", home),
+            "@local/~/hb/greeting"
+        );
+        assert_eq!(
+            as_recorded("@local/srv/hb/greeting", home),
+            "@local/srv/hb/greeting"
+        );
+        assert_eq!(
+            as_recorded("@local/home/meow/x", home),
+            "@local/home/meow/x"
+        );
+        assert_eq!(
+            as_recorded("@local/pkg/b/a", Some(Path::new("/"))),
+            "@local/pkg/b/a"
+        );
     }
 }
