@@ -145,3 +145,78 @@ fn a_cancel_of_a_run_going_in_another_process_says_where_it_runs() {
     let status = run.stop();
     assert_eq!(status.code(), Some(130), "{status:?}");
 }
+
+/// A running instance of `task` in run group `group`, as a run on `host` (or one recording no
+/// machine) records it, started by an explorer when `workflow` is given; written to the configured
+/// document store. It records no heartbeat and started now, so it may still run.
+fn running_instance(
+    world: &World,
+    task: &str,
+    group: &str,
+    name: &str,
+    host: Option<&str>,
+    workflow: Option<&str>,
+) -> String {
+    use agent_env_store::document::DocumentStore;
+    let id = format!("{task}-{name}");
+    let mut metadata = json!({"run_group_id": group});
+    if let Some(w) = workflow {
+        metadata["explorer_workflow_id"] = json!(w);
+    }
+    let mut doc = json!({"instance_id": id, "task_id": task,
+        "task_version": 1, "total_steps": 1, "status": "running", "current_step": 0,
+        "created_at_utc": agent_env::clock::minute_now(),
+        "started_at_utc": agent_env::clock::iso_now(), "completed_at_utc": null,
+        "context": {"metadata": metadata}});
+    if let Some(h) = host {
+        doc["run_host"] = json!(h);
+    }
+    agent_env::stores::local::LocalSqliteDocumentStore::new(
+        world.state_root().join("document_store/documents.db"),
+    )
+    .insert("task_instances", doc.as_object().unwrap())
+    .unwrap();
+    id
+}
+
+/// A cancel of a run group whose runs run in different places says each run's own place: the
+/// machine it records, or none, and whether another explorer started it. The places of all its runs
+/// were merged, so a run recording no machine was said to run on another run's machine, and all of
+/// them to be started by another explorer when one was.
+#[test]
+fn a_cancel_of_a_run_group_running_in_several_places_says_where_each_runs() {
+    let world = World::new();
+    let file = world.root.join("stored.json");
+    std::fs::write(
+        &file,
+        r#"[{"id": "box", "type": "deploy_sandbox", "sandbox_name": "box"}]"#,
+    )
+    .unwrap();
+    let task = "team/spread";
+    let put = world.agent_env(&["task", "put", "--id", task, file.to_str().unwrap()]);
+    assert_eq!(put.code, 0, "{}", put.both());
+    let a = running_instance(&world, task, "g", "a", Some("alpha"), None);
+    let b = running_instance(&world, task, "g", "b", None, None);
+    let c = running_instance(&world, task, "g", "c", Some("alpha"), None);
+    let d = running_instance(&world, task, "g", "d", Some("beta"), Some("wf-1"));
+    let server = Explorer::start(&world);
+
+    let detail = cancel(&server, task, json!({"run_group_id": "g"}))
+        .expect(404)
+        .detail();
+    let detail = detail.as_str().unwrap();
+    assert_eq!(
+        detail,
+        format!(
+            "the runs of task '{task}' asked for are running elsewhere, none in this explorer: '{a}', '{c}' in another agent-env process on the machine 'alpha'; '{b}' in another agent-env process; '{d}' started by another explorer (another agent-env up) on the machine 'beta'. A run in another agent-env process is cancelled from there, by Ctrl-C in the terminal that process runs in (or SIGINT to that process); a run of another explorer is cancelled from that explorer, or by stopping that agent-env up (its runs are cancelled as it stops)"
+        )
+    );
+    // One that records no machine, alone: said so, with no machine.
+    let detail = cancel(&server, task, json!({"instance_id": b}))
+        .expect(404)
+        .detail();
+    assert_eq!(
+        detail.as_str().unwrap(),
+        format!("the run of task '{task}' asked for ('{b}') is running in another agent-env process, not in this explorer: it is cancelled from there, by Ctrl-C in the terminal that process runs in (or SIGINT to that process)")
+    );
+}

@@ -184,40 +184,107 @@ fn not_started_here(task_id: &str, recorded: &[RecordedRun]) -> ApiError {
             more(recorded.len())
         ));
     }
-    let instances: Vec<String> = running
+    // Where each runs, as it records it: its machine, and whether an explorer started it. Runs
+    // that share one are named together; each is said where it runs, never where another does.
+    let mut places: Vec<(Place<'_>, Vec<&RecordedRun>)> = Vec::new();
+    for run in &running {
+        let place = Place::of(run);
+        match places.iter_mut().find(|(p, _)| *p == place) {
+            Some((_, runs)) => runs.push(run),
+            None => places.push((place, vec![run])),
+        }
+    }
+    if let [(place, runs)] = places.as_slice() {
+        let (runs_word, is, it) = match runs.len() {
+            1 => ("the run", "is", "it is"),
+            _ => ("the runs", "are", "they are"),
+        };
+        let asked = format!(
+            "{runs_word} of task '{task}' asked for ({}) {is} running",
+            named(runs)
+        );
+        return ApiError::not_found(match place.by_explorer {
+            true => format!(
+                "{asked}, started by another explorer (another agent-env up){}, not by this one: {EXPLORER_CANCEL}",
+                place.on()
+            ),
+            false => format!(
+                "{asked} in another agent-env process{}, not in this explorer: {it} {PROCESS_CANCEL}",
+                place.on()
+            ),
+        });
+    }
+    let each: Vec<String> = places
+        .iter()
+        .map(|(place, runs)| match place.by_explorer {
+            true => format!(
+                "{} started by another explorer (another agent-env up){}",
+                named(runs),
+                place.on()
+            ),
+            false => format!("{} in another agent-env process{}", named(runs), place.on()),
+        })
+        .collect();
+    let mut how = Vec::new();
+    if places.iter().any(|(p, _)| !p.by_explorer) {
+        how.push(format!(
+            "a run in another agent-env process is {PROCESS_CANCEL}"
+        ));
+    }
+    if places.iter().any(|(p, _)| p.by_explorer) {
+        how.push(EXPLORER_CANCEL.to_string());
+    }
+    ApiError::not_found(format!(
+        "the runs of task '{task}' asked for are running elsewhere, none in this explorer: {}. {}",
+        each.join("; "),
+        capitalized(&how.join("; "))
+    ))
+}
+
+/// How a run in another agent-env process is cancelled.
+const PROCESS_CANCEL: &str = "cancelled from there, by Ctrl-C in the terminal that process runs in (or SIGINT to that process)";
+
+/// How a run another explorer started is cancelled.
+const EXPLORER_CANCEL: &str = "a run of another explorer is cancelled from that explorer, or by stopping that agent-env up (its runs are cancelled as it stops)";
+
+/// Where a recorded run runs, as it records it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+struct Place<'r> {
+    by_explorer: bool,
+    host: Option<&'r str>,
+}
+
+impl<'r> Place<'r> {
+    fn of(run: &'r RecordedRun) -> Place<'r> {
+        Place {
+            by_explorer: run.by_explorer,
+            host: run.run_host.as_deref(),
+        }
+    }
+
+    /// ` on the machine 'h'`, or nothing when the run records no machine.
+    fn on(&self) -> String {
+        self.host
+            .map_or_else(String::new, |h| format!(" on the machine '{}'", shown(h)))
+    }
+}
+
+/// `'a', 'b', and 3 more`: the instances of `runs`, the first [`NAMED_AT_MOST`] named.
+fn named(runs: &[&RecordedRun]) -> String {
+    let ids: Vec<String> = runs
         .iter()
         .take(NAMED_AT_MOST)
         .map(|r| format!("'{}'", shown(&r.instance_id)))
         .collect();
-    let (runs, is, it) = match running.len() {
-        1 => ("the run", "is", "it is"),
-        _ => ("the runs", "are", "they are"),
-    };
-    let asked = format!(
-        "{runs} of task '{task}' asked for ({}{}) {is} running",
-        instances.join(", "),
-        more(running.len())
-    );
-    if running.iter().any(|r| r.by_explorer) {
-        return ApiError::not_found(format!(
-            "{asked}, started by another explorer (another agent-env up), not by this one: a run of another explorer is cancelled from that explorer, or by stopping that agent-env up (its runs are cancelled as it stops)"
-        ));
-    }
-    let mut hosts: Vec<&str> = running
-        .iter()
-        .filter_map(|r| r.run_host.as_deref())
-        .collect();
-    hosts.sort_unstable();
-    hosts.dedup();
-    let named: Vec<String> = hosts.iter().map(|h| format!("'{}'", shown(h))).collect();
-    let on = match named.len() {
-        0 => String::new(),
-        1 => format!(" on the machine {}", named.join("")),
-        _ => format!(" on the machines {}", named.join(", ")),
-    };
-    ApiError::not_found(format!(
-        "{asked} in another agent-env process{on}, not in this explorer: {it} cancelled from there, by Ctrl-C in the terminal that process runs in (or SIGINT to that process)"
-    ))
+    format!("{}{}", ids.join(", "), more(runs.len()))
+}
+
+/// `text` with its first letter upper case.
+fn capitalized(text: &str) -> String {
+    let mut chars = text.chars();
+    chars.next().map_or_else(String::new, |first| {
+        first.to_uppercase().chain(chars).collect()
+    })
 }
 
 /// How many instances a refusal names before it counts the rest.
