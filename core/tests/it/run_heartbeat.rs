@@ -299,7 +299,7 @@ fn an_instance_an_older_agent_env_left_running_is_stale_after_a_day_and_swept() 
     let next = s.run(&["run", "hello"]);
     assert_eq!(next.code, 0, "{}", next.both());
     assert!(
-        next.stderr.contains("note: 1 task instance that records no heartbeat (an older agent-env or another tool wrote it) and had recorded nothing for more than 24 hours marked failed"),
+        next.stderr.contains("note: 1 task instance that records no heartbeat (an older agent-env or another tool wrote it) and whose last sign of life was more than 24 hours old marked failed"),
         "{}",
         next.both()
     );

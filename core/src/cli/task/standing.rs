@@ -23,7 +23,7 @@ pub(super) enum Standing {
     /// next `by` here marks it failed, whatever its heartbeat says.
     UnfinishedHere { by: &'static str },
     /// It shows `running`, but its run stopped sending signs of life (probably killed, on whichever
-    /// machine ran it), or it records no heartbeat and has recorded nothing for a day.
+    /// machine ran it), or it records no heartbeat and its last sign of life is a day old.
     Stale(heartbeat::Stale),
     /// As the store records it.
     Recorded,

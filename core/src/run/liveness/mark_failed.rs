@@ -11,7 +11,7 @@ use crate::stores::document::UpdateSpec;
 use crate::stores::{DocumentStore, Filter, Predicate};
 
 /// Marks failed the instances in `docs` that are `running` with a stale heartbeat (or that record
-/// none and have recorded nothing for a day), but for those of the run groups `live` here; each
+/// none and whose last sign of life is a day old), but for those of the run groups `live` here; each
 /// only while it is still as it was judged ([`still_as_judged`]), so a run that has just written
 /// something newer is left alone.
 pub(super) fn mark_stale(
@@ -246,7 +246,7 @@ mod tests {
         assert_eq!(ancient["running_steps"], json!([]));
         assert!(marked_by_a_later_run(&ancient), "{ancient:?}");
         assert!(
-            said.contains("note: 1 task instance that records no heartbeat (an older agent-env or another tool wrote it) and had recorded nothing for more than 24 hours marked failed"),
+            said.contains("note: 1 task instance that records no heartbeat (an older agent-env or another tool wrote it) and whose last sign of life was more than 24 hours old marked failed"),
             "{said}"
         );
         drop(live);

@@ -63,7 +63,7 @@ pub struct Swept {
     pub stale_instances: u64,
     pub stale_hosts: Vec<String>,
     /// Instances that record no heartbeat (an older agent-env or another tool wrote them) and had
-    /// recorded nothing for [`NO_HEARTBEAT_STALE_AFTER`], marked failed.
+    /// whose last sign of life is older than [`NO_HEARTBEAT_STALE_AFTER`], marked failed.
     ///
     /// [`NO_HEARTBEAT_STALE_AFTER`]: crate::run::heartbeat::NO_HEARTBEAT_STALE_AFTER
     pub no_heartbeat_instances: u64,
@@ -141,7 +141,7 @@ impl Swept {
         if self.no_heartbeat_instances > 0 {
             let n = self.no_heartbeat_instances as usize;
             out.push(format!(
-                "note: {n} task {} that {} no heartbeat (an older agent-env or another tool wrote {}) and had recorded nothing for more than {} marked failed",
+                "note: {n} task {} that {} no heartbeat (an older agent-env or another tool wrote {}) and whose last sign of life was more than {} old marked failed",
                 plural(n, "instance", "instances"),
                 plural(n, "records", "record"),
                 plural(n, "it", "them"),
