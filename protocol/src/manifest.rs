@@ -587,7 +587,7 @@ impl Manifest {
             if p.is_relative() {
                 let beside = self.folder().join(p);
                 if first.contains('/') || beside.exists() {
-                    *first = tidy(&beside).to_string_lossy().into_owned();
+                    *first = tidy_path(&beside).to_string_lossy().into_owned();
                 }
             }
         }
@@ -700,8 +700,9 @@ fn is_env_pattern(text: &str) -> bool {
 
 /// `path` without its `.` parts, and with each `..` taken back over the folder before it when that
 /// folder is not a link (where a link leads, `..` leaves from its target): the same file, as a person
-/// reads it in a message (`…/plugins/../../../bin/x` was shown as written).
-fn tidy(path: &Path) -> PathBuf {
+/// reads it in a message (`…/plugins/../../../bin/x` was shown as written), and as the host's pins
+/// name it.
+pub fn tidy_path(path: &Path) -> PathBuf {
     use std::path::Component;
     let mut out = PathBuf::new();
     for part in path.components() {
@@ -733,12 +734,12 @@ mod tests {
         let deep = dir.path().join("share/agent-env/plugins/x");
         std::fs::create_dir_all(&deep).unwrap();
         std::fs::create_dir_all(dir.path().join("bin")).unwrap();
-        let tidied = tidy(&deep.join("../../../../bin/./tool"));
+        let tidied = tidy_path(&deep.join("../../../../bin/./tool"));
         assert_eq!(tidied, dir.path().join("bin/tool"));
         // Past a link, `..` is kept: it leaves from where the link leads.
         std::os::unix::fs::symlink(&deep, dir.path().join("link")).unwrap();
         let through = dir.path().join("link/../tool");
-        assert_eq!(tidy(&through), through);
+        assert_eq!(tidy_path(&through), through);
     }
 
     #[test]

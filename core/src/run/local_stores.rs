@@ -49,3 +49,37 @@ pub fn open(state_root: &Path) -> RunStores {
         ))),
     }
 }
+
+/// What the local document store holds of an entity recorded under versions (a bundle's task or
+/// artifact): the version asked for, or, when it is missing, the entity's newest version, if any.
+pub enum LocalVersion {
+    Found(crate::stores::Document),
+    Missing { newest: Option<i64> },
+}
+
+/// Reads `id` from `collection` of the local document store `documents`, at `version` or its
+/// latest; when a version asked for is missing, the newest one is looked up for the reader.
+pub fn read_version(
+    documents: &dyn crate::stores::DocumentStore,
+    collection: &str,
+    id: &str,
+    version: Option<i64>,
+) -> Result<LocalVersion, crate::stores::StoreError> {
+    use crate::stores::{Filter, Predicate};
+    use serde_json::Value;
+    let read = |version: Option<i64>| match version {
+        None => documents.latest_version(collection, id),
+        Some(v) => documents.find_one(
+            collection,
+            &Filter::eq("id", id).and("version", Predicate::Eq(Value::from(v))),
+            None,
+        ),
+    };
+    if let Some(doc) = read(version)? {
+        return Ok(LocalVersion::Found(doc));
+    }
+    let newest = version
+        .and_then(|_| read(None).ok().flatten())
+        .and_then(|d| d.get("version").and_then(Value::as_i64));
+    Ok(LocalVersion::Missing { newest })
+}

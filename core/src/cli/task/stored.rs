@@ -7,9 +7,10 @@ use serde_json::{json, Map, Value};
 use super::{pretty, text, GetTaskArgs, PutArgs, RunTaskArgs};
 use crate::bundle::ids::LOCAL_PREFIX;
 use crate::cli::{Exit, Failure, Terminal};
+use crate::run::local_stores::{read_version, LocalVersion};
 use crate::run::stored_task;
 use crate::session::Session;
-use crate::stores::{Document, Filter, Predicate};
+use crate::stores::Document;
 
 /// The FILE that `task put` reads from stdin.
 const STDIN: &str = "-";
@@ -161,26 +162,15 @@ pub(super) fn get_task(args: GetTaskArgs, session: &Session, term: &Terminal) ->
 /// document store.
 fn bundle_task(session: &Session, id: &str, version: Option<i64>) -> Result<Document, Failure> {
     let local = crate::run::local_stores::open(&session.paths().state_root()).documents;
-    let read = |version: Option<i64>| match version {
-        None => local.latest_version(stored_task::TASKS, id),
-        Some(v) => local.find_one(
-            stored_task::TASKS,
-            &Filter::eq("id", id).and("version", Predicate::Eq(Value::from(v))),
-            None,
-        ),
-    };
-    let found = read(version).map_err(|e| {
+    let found = read_version(local.as_ref(), stored_task::TASKS, id, version).map_err(|e| {
         Failure::new(format!(
             "cannot read the task '{id}' from the local document store: {e}"
         ))
     })?;
-    if let Some(doc) = found {
-        return Ok(doc);
-    }
-    // Another version of it, when one exists, is what the reader asked about.
-    let newest = version
-        .and_then(|_| read(None).ok().flatten())
-        .and_then(|d| d.get("version").and_then(Value::as_i64));
+    let newest = match found {
+        LocalVersion::Found(doc) => return Ok(doc),
+        LocalVersion::Missing { newest } => newest,
+    };
     Err(Failure::new(match (version, newest) {
         (Some(asked), Some(newest)) => format!(
             "no task '{id}' v{asked} in the local document store; its newest version is v{newest}"

@@ -4,28 +4,12 @@
 //! compared so: an older agent-env wrote a Python plugin's console script as
 //! `…/share/agent-env/plugins/../../../bin/x`, the file agent-env pins now as `…/bin/x`.
 
-use std::path::{Component, Path, PathBuf};
+use std::path::{Path, PathBuf};
 
-/// `path` as pins spell it (see the module docs): the same file, named without detours.
+/// `path` as pins spell it (see the module docs): the same file, named without detours, as a
+/// manifest's executable is shown ([`agent_env_protocol::manifest::tidy_path`]).
 pub fn normalised(path: &Path) -> PathBuf {
-    let mut out = PathBuf::new();
-    for part in path.components() {
-        match part {
-            Component::CurDir => {}
-            Component::ParentDir => {
-                let folder = matches!(out.components().next_back(), Some(Component::Normal(_)));
-                let link =
-                    std::fs::symlink_metadata(&out).is_ok_and(|m| m.file_type().is_symlink());
-                if folder && !link {
-                    out.pop();
-                } else {
-                    out.push("..");
-                }
-            }
-            other => out.push(other),
-        }
-    }
-    out
+    agent_env_protocol::manifest::tidy_path(path)
 }
 
 #[cfg(test)]

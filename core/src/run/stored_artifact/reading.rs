@@ -10,10 +10,11 @@ use std::sync::Arc;
 use serde_json::Value;
 
 use crate::bundle::ids::{folder_id_root, DERIVED_SEPARATOR, LOCAL_PREFIX};
+use crate::run::local_stores::{self, LocalVersion};
 use crate::run::stored_task::{self, ARTIFACTS};
-use crate::run::{local_stores, RunError};
+use crate::run::RunError;
 use crate::session::Session;
-use crate::stores::{Document, DocumentStore, Filter, ObjectStore, Predicate};
+use crate::stores::{Document, DocumentStore, Filter, ObjectStore};
 
 /// How many of a bundle's recorded artifacts a message names before it says how many more there are.
 const NAMED_AT_MOST: usize = 5;
@@ -36,26 +37,16 @@ pub fn get_artifact(
     let recorded_id = as_recorded(id, session.paths().home_dir().as_deref());
     let id = recorded_id.as_str();
     let documents = local_stores::open(&session.paths().state_root()).documents;
-    let read = |version: Option<i64>| match version {
-        None => documents.latest_version(ARTIFACTS, id),
-        Some(v) => documents.find_one(
-            ARTIFACTS,
-            &Filter::eq("id", id).and("version", Predicate::Eq(Value::from(v))),
-            None,
-        ),
+    let found =
+        local_stores::read_version(documents.as_ref(), ARTIFACTS, id, version).map_err(|e| {
+            RunError::NotStored(format!(
+                "can't read the artifact '{id}' from the local document store: {e}"
+            ))
+        })?;
+    let newest = match found {
+        LocalVersion::Found(doc) => return Ok(doc),
+        LocalVersion::Missing { newest } => newest,
     };
-    let found = read(version).map_err(|e| {
-        RunError::NotStored(format!(
-            "can't read the artifact '{id}' from the local document store: {e}"
-        ))
-    })?;
-    if let Some(doc) = found {
-        return Ok(doc);
-    }
-    // Another version of it, when one exists, is what the reader asked about.
-    let newest = version
-        .and_then(|_| read(None).ok().flatten())
-        .and_then(|d| d.get("version").and_then(Value::as_i64));
     Err(RunError::NotStored(match (version, newest) {
         (Some(asked), Some(newest)) => format!(
             "no artifact '{id}' v{asked} in the local document store, where bundle runs record their artifacts; its newest version is v{newest}"
