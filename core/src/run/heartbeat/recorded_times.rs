@@ -171,7 +171,7 @@ fn days_of(date: &str) -> Option<i64> {
     if !(1..=12).contains(&month) || !(1..=31).contains(&day) {
         return None;
     }
-    Some(days_from_civil(year, month, day))
+    Some(crate::clock::days_from_civil(year, month, day))
 }
 
 /// `HH:MM`, `HH:MM:SS` or `HH:MM:SS.fff…` as whole seconds into the day.
@@ -236,18 +236,6 @@ fn digits(text: &str) -> Option<i64> {
         return None;
     }
     text.parse().ok()
-}
-
-/// Days since 1970-01-01 of a civil date (Howard Hinnant's algorithm; the inverse of
-/// `clock`'s).
-fn days_from_civil(year: i64, month: i64, day: i64) -> i64 {
-    let year = if month <= 2 { year - 1 } else { year };
-    let era = year.div_euclid(400);
-    let yoe = year - era * 400;
-    let mp = (month + 9) % 12;
-    let doy = (153 * mp + 2) / 5 + day - 1;
-    let doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
-    era * 146_097 + doe - 719_468
 }
 
 #[cfg(test)]
