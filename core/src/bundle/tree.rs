@@ -260,32 +260,18 @@ impl Tree<'_> {
     /// hashed in constant memory.
     pub fn hash(&self, rel: &str) -> io::Result<(String, u64)> {
         use sha2::{Digest, Sha256};
-        use std::io::Read;
-        let mut hasher = Sha256::new();
-        let size = match self {
+        match self {
             Tree::Disk(root) => {
                 let path = join(root, rel);
-                let mut file = std::fs::File::open(&path).map_err(|e| dangling_or(&path, e))?;
-                let mut buffer = vec![0u8; 256 * 1024];
-                let mut size = 0u64;
-                loop {
-                    let n = match file.read(&mut buffer) {
-                        Ok(0) => break size,
-                        Ok(n) => n,
-                        Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
-                        Err(e) => return Err(e),
-                    };
-                    hasher.update(&buffer[..n]);
-                    size += n as u64;
-                }
+                let file = std::fs::File::open(&path).map_err(|e| dangling_or(&path, e))?;
+                hash_in_chunks(file, || true)?
+                    .ok_or_else(|| io::Error::other("the hashing was stopped"))
             }
             Tree::Embedded(_) => {
                 let bytes = self.read(rel)?;
-                hasher.update(&bytes);
-                bytes.len() as u64
+                Ok((hex::encode(Sha256::digest(&bytes)), bytes.len() as u64))
             }
-        };
-        Ok((hex::encode(hasher.finalize()), size))
+        }
     }
 
     /// Whether a file (not a folder) exists at `rel`.
@@ -538,6 +524,35 @@ fn dangling_or(path: &Path, error: io::Error) -> io::Error {
         ),
         Err(_) => error,
     }
+}
+
+/// The most bytes [`hash_in_chunks`] hashes between two looks at whether to go on.
+pub const HASH_CHUNK: usize = 256 * 1024;
+
+/// The sha256 (hex) and size of all `reader` gives, read [`HASH_CHUNK`] bytes at a time (constant
+/// memory for a file of any size); `None` when `go_on` says, before a chunk, to stop.
+pub fn hash_in_chunks(
+    mut reader: impl io::Read,
+    mut go_on: impl FnMut() -> bool,
+) -> io::Result<Option<(String, u64)>> {
+    use sha2::{Digest, Sha256};
+    let mut hasher = Sha256::new();
+    let mut buffer = vec![0u8; HASH_CHUNK];
+    let mut size = 0u64;
+    loop {
+        if !go_on() {
+            return Ok(None);
+        }
+        let n = match reader.read(&mut buffer) {
+            Ok(0) => break,
+            Ok(n) => n,
+            Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
+            Err(e) => return Err(e),
+        };
+        hasher.update(&buffer[..n]);
+        size += n as u64;
+    }
+    Ok(Some((hex::encode(hasher.finalize()), size)))
 }
 
 #[cfg(test)]

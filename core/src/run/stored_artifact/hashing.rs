@@ -2,15 +2,11 @@
 //! a Ctrl-C during the sha256 of a file of many gigabytes is heard within a chunk, not at the
 //! file's last byte.
 
-use std::io::{self, Read};
+use std::io;
 use std::path::Path;
 
-use sha2::{Digest, Sha256};
-
+use crate::bundle::tree::hash_in_chunks;
 use crate::run::cancel::Cancel;
-
-/// The most bytes hashed between two looks at the cancel flag.
-const CHUNK: usize = 256 * 1024;
 
 /// How the hashing of a file ended.
 #[derive(Debug, PartialEq, Eq)]
@@ -24,38 +20,25 @@ pub(crate) enum Hashed {
 /// The sha256 and size of the file at `path`, read in chunks (constant memory for a file of any
 /// size), or [`Hashed::Stopped`] once `cancel` is set.
 pub(crate) fn hash_file(path: &Path, cancel: &Cancel) -> io::Result<Hashed> {
-    let mut file = std::fs::File::open(path)?;
-    let mut hasher = Sha256::new();
-    let mut buffer = vec![0u8; CHUNK];
-    let mut size = 0u64;
-    loop {
-        if cancel.is_cancelled() {
-            return Ok(Hashed::Stopped);
-        }
-        let n = match file.read(&mut buffer) {
-            Ok(0) => break,
-            Ok(n) => n,
-            Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
-            Err(e) => return Err(e),
-        };
-        hasher.update(&buffer[..n]);
-        size += n as u64;
-    }
-    Ok(Hashed::Whole {
-        sha256: hex::encode(hasher.finalize()),
-        size,
+    let file = std::fs::File::open(path)?;
+    Ok(match hash_in_chunks(file, || !cancel.is_cancelled())? {
+        Some((sha256, size)) => Hashed::Whole { sha256, size },
+        None => Hashed::Stopped,
     })
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use sha2::{Digest, Sha256};
 
     #[test]
     fn a_file_is_hashed_whole_across_chunks() {
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join("f.bin");
-        let bytes: Vec<u8> = (0..(CHUNK * 2 + 17)).map(|i| (i % 251) as u8).collect();
+        let bytes: Vec<u8> = (0..(crate::bundle::tree::HASH_CHUNK * 2 + 17))
+            .map(|i| (i % 251) as u8)
+            .collect();
         std::fs::write(&path, &bytes).unwrap();
         assert_eq!(
             hash_file(&path, &Cancel::new()).unwrap(),
